@@ -1,0 +1,99 @@
+#include "autograd/gradcheck.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "core/random.h"
+
+namespace normlab {
+
+namespace {
+
+// L = sum(f(x) * w) in float64, with no tape recording.
+double weighted_loss(const GradFn& f, const std::vector<Tensor>& inputs, const Tensor& w) {
+  NoGradGuard guard;
+  std::vector<Var> vars;
+  for (const Tensor& t : inputs) vars.push_back(constant(t));
+  const std::vector<double> y = f(vars).value().to_vector();
+  const std::vector<double> wv = w.to_vector();
+  double s = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) s += y[i] * wv[i];
+  return s;
+}
+
+}  // namespace
+
+std::vector<InputCheck> gradcheck(const GradFn& f, const std::vector<Tensor>& inputs,
+                                  const std::vector<std::string>& names,
+                                  const std::vector<int>& differentiable,
+                                  const GradcheckOptions& opt) {
+  for (const Tensor& t : inputs)
+    NL_CHECK(!t.defined() || t.dtype() != DType::F32, "gradcheck",
+             "inputs must be float64 (finite differences in float32 are too noisy), got {}",
+             t.describe());
+  // Analytic gradients: one backward of L = sum(f(x) * w).
+  Tape::current().clear();
+  std::vector<Var> vars;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const bool wants = std::find(differentiable.begin(), differentiable.end(), static_cast<int>(i)) !=
+                       differentiable.end();
+    vars.push_back(Var(inputs[i].clone(), wants, i < names.size() ? names[i] : ""));
+  }
+  Var y = f(vars);
+  Generator gen(opt.seed ^ 0x5eedull);
+  Tensor w = Tensor::randn(y.shape(), gen, 0.0, 1.0, DType::F64);
+  Var loss = sum_all(mul(y, constant(w)));
+  backward(loss);
+
+  std::vector<InputCheck> results;
+  for (int idx : differentiable) {
+    InputCheck r;
+    r.input = idx < static_cast<int>(names.size()) ? names[idx] : std::to_string(idx);
+    const Tensor& x0 = inputs[idx];
+    r.elements = x0.numel();
+    const Tensor analytic = vars[idx].grad().defined() ? vars[idx].grad()
+                                                       : Tensor::zeros(x0.shape(), DType::F64);
+    const std::vector<double> a = analytic.to_vector();
+    std::vector<Tensor> perturbed = inputs;
+    perturbed[idx] = x0.clone();
+    double* p = perturbed[idx].data<double>();
+    for (int64_t i = 0; i < r.elements; ++i) {
+      const double orig = p[i];
+      p[i] = orig + opt.step;
+      const double up = weighted_loss(f, perturbed, w);
+      p[i] = orig - opt.step;
+      const double down = weighted_loss(f, perturbed, w);
+      p[i] = orig;
+      const double numeric = (up - down) / (2.0 * opt.step);
+      const double abs_err = std::abs(numeric - a[i]);
+      const double denom = std::max({std::abs(numeric), std::abs(a[i]), opt.floor});
+      r.max_abs_error = std::max(r.max_abs_error, abs_err);
+      r.max_rel_error = std::max(r.max_rel_error, abs_err / denom);
+    }
+    r.passed = r.max_rel_error <= opt.tolerance && std::isfinite(r.max_rel_error);
+    results.push_back(r);
+  }
+  return results;
+}
+
+const std::vector<OpCase>& op_cases() {
+  static const std::vector<OpCase> cases = [] {
+    std::vector<OpCase> c;
+    register_elementwise_cases(c);
+    register_shape_cases(c);
+    register_product_cases(c);
+    register_softmax_loss_cases(c);
+    register_norm_cases(c);
+    return c;
+  }();
+  return cases;
+}
+
+const OpCase* find_op_case(const std::string& name) {
+  for (const OpCase& c : op_cases())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+}  // namespace normlab

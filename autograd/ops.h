@@ -1,0 +1,79 @@
+// Differentiable ops on Var. Each is implemented in autograd/ops/<family>.cpp with its backward
+// directly below its forward and the derivation in a comment above; autograd/DERIVATIVES.md
+// collects them in one table. Errors start with the op name: "[matmul] inner dimensions differ ...".
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "autograd/tape.h"
+
+namespace normlab {
+
+// ---- elementwise, with numpy broadcasting (gradients un-broadcast by ops::sum_to) ----
+Var add(const Var& a, const Var& b);
+Var sub(const Var& a, const Var& b);
+Var mul(const Var& a, const Var& b);
+Var div(const Var& a, const Var& b);
+// x + branch with equal shapes: the residual connection, recorded under its own name so that the
+// gradient flowing through the skip path is visible on the tape. d x = d y, d branch = d y.
+Var residual_add(const Var& x, const Var& branch);
+Var scale(const Var& x, double alpha);
+Var add_scalar(const Var& x, double alpha);
+Var neg(const Var& x);
+Var exp(const Var& x);
+Var log(const Var& x);
+Var sqrt(const Var& x);
+Var square(const Var& x);
+Var tanh(const Var& x);
+Var relu(const Var& x);
+Var gelu(const Var& x);  // tanh approximation, as GPT-2
+Var silu(const Var& x);
+
+// ---- reductions ----
+Var sum(const Var& x, int axis, bool keepdim = false);
+Var mean(const Var& x, int axis, bool keepdim = false);
+Var sum_all(const Var& x);   // scalar, shape ()
+Var mean_all(const Var& x);  // scalar, shape ()
+
+// ---- shapes ----
+Var reshape(const Var& x, const Shape& shape);
+Var transpose(const Var& x, int a, int b);  // materialised contiguous
+// (B, T, C) -> (B, H, T, C/H) and back.
+Var split_heads(const Var& x, int64_t heads);
+Var merge_heads(const Var& x);
+// x[..., start : start + length] along the last axis (e.g. the halves of a fused SwiGLU projection).
+Var narrow_last(const Var& x, int64_t start, int64_t length);
+
+// ---- products ----
+// op(a) @ op(b) over the last two axes; batched, or with b (K, N) shared across the batch.
+Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+// y = x W^T + b, x (..., in), W (out, in) as in PyTorch, b (out,) or undefined.
+Var linear(const Var& x, const Var& weight, const Var& bias);
+
+// ---- softmax, embedding, loss, dropout ----
+Var softmax(const Var& x);         // last axis
+Var causal_softmax(const Var& x);  // (..., T, T), entries above the diagonal get probability 0
+// weight (V, C), ids int32 (any shape) -> (*ids, C); backward scatter-adds into weight.
+Var embedding(const Var& weight, const Tensor& ids);
+// Mean token cross-entropy fused with log-softmax. logits (..., V), targets int32 (...);
+// positions whose target == ignore_index are excluded from the mean.
+Var cross_entropy(const Var& logits, const Tensor& targets, int32_t ignore_index = -1);
+// Inverted dropout with a counter-based mask from `seed`; identity when !training or p == 0.
+Var dropout(const Var& x, double p, uint64_t seed, bool training);
+
+// ---- normalization: fused ops with analytic backward (autograd/ops/norm.cpp) ----
+// LayerNorm over the last axis, biased variance: y = (x - mean) * rstd * gamma + beta,
+// rstd = 1/sqrt(var + eps). gamma/beta may be undefined Vars (no affine).
+Var layer_norm(const Var& x, const Var& gamma, const Var& beta, double eps = 1e-5);
+// RMSNorm: y = x / sqrt(mean(x^2) + eps) * g, g = weight or (1 + weight) when unit_offset
+// (Gemma). eps must be > 0.
+Var rms_norm(const Var& x, const Var& weight, double eps = 1e-6, bool unit_offset = false);
+// GroupNorm over the last axis split into `groups` contiguous groups, per row.
+Var group_norm(const Var& x, const Var& gamma, const Var& beta, int64_t groups, double eps = 1e-5);
+// BatchNorm over all rows per channel (last axis). In training uses batch statistics and, when
+// running_mean/var are defined, updates them in place: r = (1 - momentum) r + momentum * batch
+// (unbiased variance). In eval uses the running statistics.
+Var batch_norm(const Var& x, const Var& gamma, const Var& beta, Tensor running_mean,
+               Tensor running_var, bool training, double momentum = 0.1, double eps = 1e-5);
+
+}  // namespace normlab

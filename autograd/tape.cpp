@@ -1,0 +1,88 @@
+#include "autograd/tape.h"
+
+#include "core/ops.h"
+
+namespace normlab {
+
+Var::Var(Tensor value, bool requires_grad, std::string name) : impl_(std::make_shared<VarImpl>()) {
+  impl_->value = std::move(value);
+  impl_->requires_grad = requires_grad;
+  impl_->name = std::move(name);
+}
+
+void Var::accumulate_grad(const Tensor& g) {
+  if (!g.defined()) return;
+  if (g.shape() != impl_->value.shape())
+    fail("backward", "gradient of shape {} does not match {} '{}'", shape_str(g.shape()),
+         shape_str(impl_->value.shape()), impl_->name);
+  if (!impl_->grad.defined()) {
+    impl_->grad = g.clone();  // own the buffer: g may alias a tensor saved elsewhere
+  } else {
+    ops::axpy_(1.0, g, impl_->grad);
+  }
+}
+
+Tape& Tape::current() {
+  thread_local Tape tape;
+  return tape;
+}
+
+namespace {
+thread_local bool g_grad_enabled = true;
+}
+
+bool grad_enabled() { return g_grad_enabled; }
+NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+
+Var record(const char* op, std::vector<Var> inputs, Tensor output, BackwardFn backward) {
+  bool needs = false;
+  if (g_grad_enabled)
+    for (const Var& v : inputs) needs |= v.requires_grad();
+  if (!needs) return Var(std::move(output), false);
+  Var out(std::move(output), true);
+  out.get()->is_leaf = false;
+  Tape::current().push(Node{op, std::move(inputs), out, std::move(backward)});
+  return out;
+}
+
+void backward(const Var& loss) {
+  NL_CHECK(loss.defined(), "backward", "loss is undefined");
+  NL_CHECK(loss.value().numel() == 1, "backward",
+           "loss must be a scalar, got shape {} (pass a seed gradient for non-scalar outputs)",
+           shape_str(loss.shape()));
+  backward(loss, Tensor::ones(loss.shape(), loss.dtype(), loss.value().device()));
+}
+
+void backward(const Var& output, const Tensor& seed) {
+  NL_CHECK(output.requires_grad(), "backward",
+           "output does not require grad (no input required grad, or it was computed under NoGradGuard)");
+  std::vector<Node> nodes = std::move(Tape::current().nodes());
+  Tape::current().clear();
+  output.get()->grad = Tensor();
+  const_cast<Var&>(output).accumulate_grad(seed);
+  for (size_t i = nodes.size(); i-- > 0;) {
+    Node& node = nodes[i];
+    Tensor d_out = std::move(node.output.grad());
+    node.output.zero_grad();  // intermediate gradient: freed once used
+    if (d_out.defined()) {
+      if (!node.backward)
+        fail(node.op, "has no backward; it cannot be differentiated (recorded at tape position {})", i);
+      Grads grads = node.backward(d_out);
+      NL_CHECK(grads.size() == node.inputs.size(), node.op,
+               "backward returned {} gradients for {} inputs", grads.size(), node.inputs.size());
+      for (size_t k = 0; k < grads.size(); ++k) {
+        Var& in = node.inputs[k];
+        if (!in.requires_grad() || !grads[k].defined()) continue;
+        if (grads[k].shape() != in.shape())
+          fail(node.op, "backward produced gradient {} for input {} of shape {}",
+               shape_str(grads[k].shape()), k, shape_str(in.shape()));
+        in.accumulate_grad(grads[k]);
+      }
+    }
+    node = Node{};  // free saved tensors and references now
+  }
+  if (!output.is_leaf()) const_cast<Var&>(output).zero_grad();
+}
+
+}  // namespace normlab

@@ -1,0 +1,151 @@
+// The backend interface: every kernel normlab runs, chosen by device. Op code (core/ops.h,
+// autograd/) calls these and never asks which device it is on; the CPU implementation lives in
+// core/cpu/, the CUDA one in core/cuda/ (a CPU-only build links a stub that throws "built without CUDA").
+//
+// Conventions for every kernel below:
+//  * inputs and outputs are contiguous, on this backend's device, and already allocated with the
+//    right shape by the caller (core/ops.cpp checks shapes and names the op in errors);
+//  * floating tensors of one call share a dtype (float32 or float64); ids/targets are int32;
+//  * "rows" means all leading axes flattened: x of shape (..., C) is (rows, C).
+#pragma once
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace normlab {
+
+enum class UnaryOp { Neg, Exp, Log, Sqrt, Square, Tanh, Relu, Gelu, Silu, Scale, AddScalar };
+enum class BinaryOp { Add, Sub, Mul, Div };
+enum class ReduceOp { Sum, Mean, Max };
+
+// C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b] for b in [0, batch).
+// op(A) is (M, K), op(B) is (K, N), C is (M, N), all row-major. A stride of 0 broadcasts one matrix
+// over the batch (a weight shared by every head/sequence).
+struct GemmArgs {
+  bool trans_a = false, trans_b = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between batch entries
+  double alpha = 1.0, beta = 0.0;
+};
+
+struct AdamArgs {
+  double lr, beta1, beta2, eps, weight_decay;
+  int64_t step;       // 1-based, for bias correction
+  bool decoupled;     // true: AdamW (decay the weight), false: Adam (decay added to the gradient)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+
+  // ---- memory ----
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* ptr, size_t bytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
+  virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
+
+  // ---- data movement ----
+  virtual void fill(Tensor& out, double value) = 0;
+  // dst (contiguous) = src (any strides, same shape), converting dtype if they differ.
+  virtual void copy_strided(const Tensor& src, Tensor& dst) = 0;
+
+  // ---- elementwise ----
+  // y = f(x); alpha is the constant of Scale (y = alpha x) and AddScalar (y = x + alpha).
+  virtual void unary(UnaryOp op, const Tensor& x, Tensor& y, double alpha = 0.0) = 0;
+  // dx = dy * f'(x) (y = f(x) is passed too, for ops whose derivative is cheaper from it).
+  virtual void unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy,
+                              Tensor& dx, double alpha = 0.0) = 0;
+  // out = a (op) b with numpy broadcasting of a and b to out's shape.
+  virtual void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) = 0;
+  // y += alpha * x (same shape): gradient accumulation.
+  virtual void axpy(double alpha, const Tensor& x, Tensor& y) = 0;
+
+  // ---- reductions ----
+  // out[o, i] = reduce_j x[o, j, i], viewing x as (outer, x.shape[axis], inner).
+  virtual void reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) = 0;
+  // out = x summed over the axes that were broadcast to reach x's shape from out's shape
+  // (the one place that un-broadcasts gradients).
+  virtual void sum_to_shape(const Tensor& x, Tensor& out) = 0;
+  // sum of squares of all elements (for gradient norms), accumulated in double.
+  virtual double sum_squares(const Tensor& x) = 0;
+  // true when every element is finite.
+  virtual bool all_finite(const Tensor& x) = 0;
+
+  // ---- matrix products ----
+  virtual void gemm(const GemmArgs& args, const Tensor& a, const Tensor& b, Tensor& c) = 0;
+
+  // ---- softmax over the last axis ----
+  // causal: x is (..., T, T) and entry (i, j) with j > i is masked (probability exactly 0).
+  virtual void softmax(const Tensor& x, Tensor& y, bool causal) = 0;
+  // dx = y * (dy - sum_j dy_j y_j) per row.
+  virtual void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
+
+  // ---- normalization (rows of length C; statistics in double for float64, float otherwise) ----
+  // gamma/beta may be undefined (no affine). mean, rstd: (rows,).
+  virtual void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                  double eps, Tensor& y, Tensor& mean, Tensor& rstd) = 0;
+  // dgamma/dbeta are overwritten (not accumulated); skipped when undefined.
+  virtual void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                   const Tensor& mean, const Tensor& rstd, Tensor& dx,
+                                   Tensor& dgamma, Tensor& dbeta) = 0;
+  // y = x * rstd * (unit_offset ? 1 + w : w), rstd = 1/sqrt(mean(x^2) + eps). rstd: (rows,).
+  virtual void rms_norm_forward(const Tensor& x, const Tensor& weight, double eps,
+                                bool unit_offset, Tensor& y, Tensor& rstd) = 0;
+  virtual void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
+                                 const Tensor& rstd, bool unit_offset, Tensor& dx,
+                                 Tensor& dweight) = 0;
+  // x: (rows, C), C split into `groups` contiguous groups; mean, rstd: (rows, groups).
+  virtual void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                  int64_t groups, double eps, Tensor& y, Tensor& mean,
+                                  Tensor& rstd) = 0;
+  virtual void group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                   const Tensor& mean, const Tensor& rstd, int64_t groups,
+                                   Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+  // Batch statistics per channel over all rows: x (rows, C); mean, rstd: (C,).
+  virtual void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                  double eps, Tensor& y, Tensor& mean, Tensor& rstd) = 0;
+  virtual void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                   const Tensor& mean, const Tensor& rstd, Tensor& dx,
+                                   Tensor& dgamma, Tensor& dbeta) = 0;
+
+  // ---- embedding ----
+  // out[r, :] = weight[ids[r], :]; ids int32 (rows,), weight (V, C). Ids out of range throw.
+  virtual void embedding_forward(const Tensor& weight, const Tensor& ids, Tensor& out) = 0;
+  // dweight[ids[r], :] += dy[r, :] (accumulates; repeated ids sum).
+  virtual void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dweight) = 0;
+
+  // ---- cross-entropy fused with log-softmax ----
+  // logits (N, V), targets int32 (N,); rows whose target == ignore_index do not count.
+  // Writes lse (N,) = logsumexp per row and returns the mean loss over counted rows (0 if none).
+  virtual double cross_entropy_forward(const Tensor& logits, const Tensor& targets,
+                                       int32_t ignore_index, Tensor& lse) = 0;
+  // dlogits = scale * (softmax(logits) - onehot(target)) on counted rows, 0 on ignored rows.
+  virtual void cross_entropy_backward(const Tensor& logits, const Tensor& targets,
+                                      int32_t ignore_index, const Tensor& lse, double scale,
+                                      Tensor& dlogits) = 0;
+
+  // ---- dropout ----
+  // mask = (counter_uniform(seed, i) >= p) / (1 - p); y = x * mask.
+  virtual void dropout_mask(uint64_t seed, double p, Tensor& mask) = 0;
+
+  // ---- optimizer updates (in place) ----
+  virtual void adam_step(const AdamArgs& args, Tensor& param, const Tensor& grad, Tensor& m,
+                         Tensor& v) = 0;
+  // p -= lr * (buf = momentum * buf + grad + wd * p)   (buf undefined when momentum == 0)
+  virtual void sgd_step(double lr, double momentum, double weight_decay, Tensor& param,
+                        const Tensor& grad, Tensor& momentum_buf) = 0;
+};
+
+// The backend that owns `device`'s memory and kernels.
+Backend& backend_for(Device device);
+Backend& cpu_backend();
+// Defined by core/cuda/ when built with CUDA, else by a stub that throws "built without CUDA".
+Backend& cuda_backend();
+bool cuda_available();
+
+// Threads used by the CPU kernels and OpenBLAS (0 = leave the library defaults).
+void set_num_threads(int n);
+int num_threads();
+
+}  // namespace normlab

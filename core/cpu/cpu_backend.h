@@ -1,0 +1,88 @@
+// The CPU backend: GEMM through OpenBLAS, everything else as plain loops over rows that the
+// compiler vectorises, parallelised over rows with OpenMP when the tensor is large enough to pay.
+// Kernel bodies are split by family: cpu_memory.cpp, cpu_elementwise.cpp, cpu_reduce.cpp,
+// cpu_gemm.cpp, cpu_softmax.cpp, cpu_norm.cpp, cpu_embedding.cpp, cpu_loss.cpp, cpu_optim.cpp.
+#pragma once
+#include "core/backend.h"
+
+namespace normlab {
+
+class CpuBackend final : public Backend {
+ public:
+  Device device() const override { return Device::cpu(); }
+
+  void* allocate(size_t bytes) override;
+  void deallocate(void* ptr, size_t bytes) override;
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
+  void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
+
+  void fill(Tensor& out, double value) override;
+  void copy_strided(const Tensor& src, Tensor& dst) override;
+
+  void unary(UnaryOp op, const Tensor& x, Tensor& y, double alpha) override;
+  void unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
+                      double alpha) override;
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) override;
+  void axpy(double alpha, const Tensor& x, Tensor& y) override;
+
+  void reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) override;
+  void sum_to_shape(const Tensor& x, Tensor& out) override;
+  double sum_squares(const Tensor& x) override;
+  bool all_finite(const Tensor& x) override;
+
+  void gemm(const GemmArgs& args, const Tensor& a, const Tensor& b, Tensor& c) override;
+
+  void softmax(const Tensor& x, Tensor& y, bool causal) override;
+  void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) override;
+
+  void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                          Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                           const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
+                           Tensor& dbeta) override;
+  void rms_norm_forward(const Tensor& x, const Tensor& weight, double eps, bool unit_offset,
+                        Tensor& y, Tensor& rstd) override;
+  void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
+                         const Tensor& rstd, bool unit_offset, Tensor& dx,
+                         Tensor& dweight) override;
+  void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t groups,
+                          double eps, Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                           const Tensor& mean, const Tensor& rstd, int64_t groups, Tensor& dx,
+                           Tensor& dgamma, Tensor& dbeta) override;
+  void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                          Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                           const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
+                           Tensor& dbeta) override;
+
+  void embedding_forward(const Tensor& weight, const Tensor& ids, Tensor& out) override;
+  void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dweight) override;
+
+  double cross_entropy_forward(const Tensor& logits, const Tensor& targets, int32_t ignore_index,
+                               Tensor& lse) override;
+  void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int32_t ignore_index,
+                              const Tensor& lse, double scale, Tensor& dlogits) override;
+
+  void dropout_mask(uint64_t seed, double p, Tensor& mask) override;
+
+  void adam_step(const AdamArgs& args, Tensor& param, const Tensor& grad, Tensor& m,
+                 Tensor& v) override;
+  void sgd_step(double lr, double momentum, double weight_decay, Tensor& param, const Tensor& grad,
+                Tensor& momentum_buf) override;
+};
+
+// Calls f(T{}) with T = float or double matching dtype; throws "[op] ... float32 or float64" else.
+template <typename F>
+decltype(auto) dispatch_floating(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case DType::F32: return f(float{});
+    case DType::F64: return f(double{});
+    default: fail(op, "expected float32 or float64, got {}", dtype_name(dtype));
+  }
+}
+
+// Rows above which a row-parallel loop is worth starting threads for.
+constexpr int64_t kParallelElements = 1 << 15;
+
+}  // namespace normlab

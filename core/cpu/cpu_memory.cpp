@@ -1,0 +1,102 @@
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/cpu/cpu_backend.h"
+
+namespace normlab {
+
+void* CpuBackend::allocate(size_t bytes) {
+  const size_t aligned = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, aligned);
+  NL_CHECK(p != nullptr, "cpu.allocate", "out of memory allocating {} bytes", bytes);
+  return p;
+}
+void CpuBackend::deallocate(void* ptr, size_t) { std::free(ptr); }
+void CpuBackend::copy_to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void CpuBackend::copy_from_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+
+void CpuBackend::fill(Tensor& out, double value) {
+  const int64_t n = out.numel();
+  switch (out.dtype()) {
+    case DType::F32: std::fill_n(out.data<float>(), n, static_cast<float>(value)); break;
+    case DType::F64: std::fill_n(out.data<double>(), n, value); break;
+    case DType::I32: std::fill_n(out.data<int32_t>(), n, static_cast<int32_t>(value)); break;
+    default: fail("fill", "unsupported dtype {}", dtype_name(out.dtype()));
+  }
+}
+
+namespace {
+
+template <typename S, typename D>
+void strided_copy(const S* src, const Shape& shape, const Shape& strides, D* dst) {
+  const int nd = static_cast<int>(shape.size());
+  const int64_t n = numel_of(shape);
+  if (nd == 0) {
+    dst[0] = static_cast<D>(src[0]);
+    return;
+  }
+  std::vector<int64_t> index(nd, 0);
+  int64_t offset = 0;
+  const int64_t inner = shape[nd - 1], inner_stride = strides[nd - 1];
+  for (int64_t done = 0; done < n; done += inner) {
+    for (int64_t j = 0; j < inner; ++j) dst[done + j] = static_cast<D>(src[offset + j * inner_stride]);
+    for (int d = nd - 2; d >= 0; --d) {  // advance the multi-index over the outer axes
+      offset += strides[d];
+      if (++index[d] < shape[d]) break;
+      offset -= strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+template <typename S>
+void copy_from(const Tensor& src, Tensor& dst) {
+  const S* s = static_cast<const S*>(src.raw_data());
+  switch (dst.dtype()) {
+    case DType::F32: strided_copy(s, src.shape(), src.strides(), dst.data<float>()); break;
+    case DType::F64: strided_copy(s, src.shape(), src.strides(), dst.data<double>()); break;
+    case DType::I32: strided_copy(s, src.shape(), src.strides(), dst.data<int32_t>()); break;
+    default: fail("copy", "unsupported destination dtype {}", dtype_name(dst.dtype()));
+  }
+}
+
+}  // namespace
+
+void CpuBackend::copy_strided(const Tensor& src, Tensor& dst) {
+  check_same_shape(src, dst, "copy", "src", "dst");
+  if (src.dtype() == dst.dtype() && src.is_contiguous()) {
+    std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
+    return;
+  }
+  switch (src.dtype()) {
+    case DType::F32: copy_from<float>(src, dst); break;
+    case DType::F64: copy_from<double>(src, dst); break;
+    case DType::I32: copy_from<int32_t>(src, dst); break;
+    default: fail("copy", "unsupported source dtype {}", dtype_name(src.dtype()));
+  }
+}
+
+Backend& cpu_backend() {
+  static CpuBackend backend;
+  return backend;
+}
+
+Backend& backend_for(Device device) {
+  return device.kind == DeviceKind::CPU ? cpu_backend() : cuda_backend();
+}
+
+static int g_threads = 0;
+
+void set_num_threads(int n) {
+  if (n <= 0) return;
+  g_threads = n;
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
+
+int num_threads() { return g_threads > 0 ? g_threads : omp_get_max_threads(); }
+
+}  // namespace normlab

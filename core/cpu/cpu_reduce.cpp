@@ -1,0 +1,104 @@
+// Reductions. reduce_axis views x as (outer, n, inner) around `axis`.
+// sum_to_shape is the single un-broadcast used by every broadcasting op's backward:
+//   out[j] = sum of x[i] over all i that broadcast onto j.
+#include <cmath>
+
+#include "core/cpu/cpu_backend.h"
+
+namespace normlab {
+
+void CpuBackend::reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) {
+  const int ax = normalize_axis(axis, x.dim(), "reduce");
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < ax; ++d) outer *= x.shape()[d];
+  for (int d = ax + 1; d < x.dim(); ++d) inner *= x.shape()[d];
+  const int64_t n = x.shape()[ax];
+  dispatch_floating(x.dtype(), "reduce", [&](auto t) {
+    using T = decltype(t);
+    const T* xp = x.data<T>();
+    T* op_ = out.data<T>();
+#pragma omp parallel for if (x.numel() > kParallelElements)
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const T* base = xp + o * n * inner + i;
+        if (op == ReduceOp::Max) {
+          T m = -INFINITY;
+          for (int64_t j = 0; j < n; ++j) m = std::max(m, base[j * inner]);
+          op_[o * inner + i] = m;
+        } else {
+          double s = 0.0;
+          for (int64_t j = 0; j < n; ++j) s += base[j * inner];
+          op_[o * inner + i] = static_cast<T>(op == ReduceOp::Mean ? s / static_cast<double>(n) : s);
+        }
+      }
+    }
+  });
+}
+
+void CpuBackend::sum_to_shape(const Tensor& x, Tensor& out) {
+  const Shape& xs = x.shape();
+  const Shape& os = out.shape();
+  NL_CHECK(os.size() <= xs.size(), "sum_to_shape", "cannot reduce {} to {}", shape_str(xs), shape_str(os));
+  const size_t off = xs.size() - os.size();
+  for (size_t i = 0; i < os.size(); ++i)
+    NL_CHECK(os[i] == xs[off + i] || os[i] == 1, "sum_to_shape", "cannot reduce {} to {}",
+             shape_str(xs), shape_str(os));
+  dispatch_floating(x.dtype(), "sum_to_shape", [&](auto t) {
+    using T = decltype(t);
+    const T* xp = x.data<T>();
+    T* o = out.data<T>();
+    const int64_t n = x.numel(), m = out.numel();
+    // Fast path: out is a trailing block of x (bias gradients): sum rows.
+    if (std::equal(os.rbegin(), os.rend(), xs.rbegin())) {
+      const int64_t rows = n / std::max<int64_t>(m, 1);
+      std::vector<double> acc(static_cast<size_t>(m), 0.0);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < m; ++j) acc[j] += xp[r * m + j];
+      for (int64_t j = 0; j < m; ++j) o[j] = static_cast<T>(acc[j]);
+      return;
+    }
+    // General path: map every x index to its out index.
+    Shape ostrides(xs.size(), 0);
+    const Shape own = contiguous_strides(os);
+    for (size_t i = off; i < xs.size(); ++i) ostrides[i] = os[i - off] == 1 ? 0 : own[i - off];
+    std::vector<double> acc(static_cast<size_t>(m), 0.0);
+    const int nd = static_cast<int>(xs.size());
+    std::vector<int64_t> idx(nd, 0);
+    int64_t oo = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      acc[oo] += xp[i];
+      for (int d = nd - 1; d >= 0; --d) {
+        oo += ostrides[d];
+        if (++idx[d] < xs[d]) break;
+        oo -= ostrides[d] * xs[d];
+        idx[d] = 0;
+      }
+    }
+    for (int64_t j = 0; j < m; ++j) o[j] = static_cast<T>(acc[j]);
+  });
+}
+
+double CpuBackend::sum_squares(const Tensor& x) {
+  return dispatch_floating(x.dtype(), "sum_squares", [&](auto t) {
+    using T = decltype(t);
+    const T* p = x.data<T>();
+    const int64_t n = x.numel();
+    double s = 0.0;
+#pragma omp parallel for reduction(+ : s) if (n > kParallelElements)
+    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(p[i]) * p[i];
+    return s;
+  });
+}
+
+bool CpuBackend::all_finite(const Tensor& x) {
+  return dispatch_floating(x.dtype(), "all_finite", [&](auto t) {
+    using T = decltype(t);
+    const T* p = x.data<T>();
+    const int64_t n = x.numel();
+    bool ok = true;
+    for (int64_t i = 0; i < n; ++i) ok &= std::isfinite(p[i]);
+    return ok;
+  });
+}
+
+}  // namespace normlab

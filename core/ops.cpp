@@ -1,0 +1,131 @@
+#include "core/ops.h"
+
+namespace normlab::ops {
+
+static Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
+
+Tensor unary(UnaryOp op, const Tensor& x, double alpha) {
+  check_floating(x, "unary", "x");
+  Tensor xc = x.contiguous();
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
+  backend_of(x).unary(op, xc, y, alpha);
+  return y;
+}
+
+Tensor unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, double alpha) {
+  check_floating(dy, "unary_backward", "dy");
+  Tensor dx = Tensor::empty(dy.shape(), dy.dtype(), dy.device());
+  Tensor xc = x.defined() ? x.contiguous() : x, yc = y.defined() ? y.contiguous() : y;
+  backend_of(dy).unary_backward(op, xc, yc, dy.contiguous(), dx, alpha);
+  return dx;
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* op_name) {
+  check_floating(a, op_name, "a");
+  check_floating(b, op_name, "b");
+  check_same_dtype(a, b, op_name);
+  NL_CHECK(a.device() == b.device(), op_name, "inputs on different devices: {} and {}",
+           a.device().str(), b.device().str());
+  const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), op_name);
+  Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
+  backend_of(a).binary(op, a.contiguous(), b.contiguous(), out);
+  return out;
+}
+
+void axpy_(double alpha, const Tensor& x, Tensor& y) {
+  check_same_shape(x, y, "axpy", "x", "y");
+  check_same_dtype(x, y, "axpy");
+  NL_CHECK(y.is_contiguous(), "axpy", "destination must be contiguous");
+  backend_of(y).axpy(alpha, x.contiguous(), y);
+}
+
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  Tensor out = Tensor::empty(shape, x.dtype(), x.device());
+  backend_of(x).sum_to_shape(x.contiguous(), out);
+  return out;
+}
+
+Tensor reduce(ReduceOp op, const Tensor& x, int axis, bool keepdim) {
+  check_floating(x, "reduce", "x");
+  const int ax = normalize_axis(axis, x.dim(), "reduce");
+  Shape out_shape = x.shape();
+  if (keepdim) out_shape[ax] = 1;
+  else out_shape.erase(out_shape.begin() + ax);
+  Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
+  backend_of(x).reduce_axis(op, x.contiguous(), ax, out);
+  return out;
+}
+
+double sum_squares(const Tensor& x) { return backend_of(x).sum_squares(x.contiguous()); }
+bool all_finite(const Tensor& x) { return backend_of(x).all_finite(x.contiguous()); }
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  check_floating(a, "matmul", "a");
+  check_floating(b, "matmul", "b");
+  check_same_dtype(a, b, "matmul");
+  NL_CHECK(a.dim() >= 2 && b.dim() >= 2, "matmul", "needs at least 2-d inputs, got {} and {}",
+           shape_str(a.shape()), shape_str(b.shape()));
+  const int64_t m = trans_a ? a.size(-1) : a.size(-2), ka = trans_a ? a.size(-2) : a.size(-1);
+  const int64_t kb = trans_b ? b.size(-1) : b.size(-2), n = trans_b ? b.size(-2) : b.size(-1);
+  NL_CHECK(ka == kb, "matmul", "inner dimensions differ: a {}{} and b {}{}", shape_str(a.shape()),
+           trans_a ? "^T" : "", shape_str(b.shape()), trans_b ? "^T" : "");
+  const Shape batch_a(a.shape().begin(), a.shape().end() - 2);
+  const Shape batch_b(b.shape().begin(), b.shape().end() - 2);
+  Shape out_shape = batch_a;
+  GemmArgs g;
+  g.trans_a = trans_a;
+  g.trans_b = trans_b;
+  g.m = m;
+  g.n = n;
+  g.k = ka;
+  if (b.dim() == 2 && !trans_a) {
+    // (..., M, K) @ (K, N): fold the batch into M rows: one big GEMM.
+    g.m = numel_of(batch_a) * m;
+  } else if (b.dim() == 2) {
+    g.batch = numel_of(batch_a);
+    g.stride_a = m * ka;
+    g.stride_b = 0;
+    g.stride_c = m * n;
+  } else {
+    NL_CHECK(batch_a == batch_b, "matmul", "batch axes differ: a {} and b {}", shape_str(a.shape()),
+             shape_str(b.shape()));
+    g.batch = numel_of(batch_a);
+    g.stride_a = m * ka;
+    g.stride_b = kb * n;
+    g.stride_c = m * n;
+  }
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
+  backend_of(a).gemm(g, a.contiguous(), b.contiguous(), out);
+  return out;
+}
+
+Tensor softmax(const Tensor& x, bool causal) {
+  check_floating(x, causal ? "causal_softmax" : "softmax", "x");
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
+  backend_of(x).softmax(x.contiguous(), y, causal);
+  return y;
+}
+
+Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
+  check_same_shape(y, dy, "softmax_backward", "y", "dy");
+  Tensor dx = Tensor::empty(y.shape(), y.dtype(), y.device());
+  backend_of(y).softmax_backward(y.contiguous(), dy.contiguous(), dx);
+  return dx;
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& ids) {
+  check_floating(weight, "embedding", "weight");
+  NL_CHECK(weight.dim() == 2, "embedding", "weight must be (V, C), got {}", shape_str(weight.shape()));
+  NL_CHECK(ids.defined() && ids.dtype() == DType::I32, "embedding", "ids must be int32, got {}",
+           ids.defined() ? dtype_name(ids.dtype()) : "undefined");
+  Shape out_shape = ids.shape();
+  out_shape.push_back(weight.size(1));
+  Tensor out = Tensor::empty(out_shape, weight.dtype(), weight.device());
+  backend_of(weight).embedding_forward(weight.contiguous(), ids.contiguous(), out);
+  return out;
+}
+
+}  // namespace normlab::ops

@@ -1,0 +1,44 @@
+// Tensor-level operations without autograd: each checks its arguments (errors name the op and the
+// shapes), allocates its output and calls the backend of its inputs' device. autograd/ builds
+// differentiable ops and their backward passes out of these.
+#pragma once
+#include "core/backend.h"
+#include "core/tensor.h"
+
+namespace normlab::ops {
+
+Tensor unary(UnaryOp op, const Tensor& x, double alpha = 0.0);
+Tensor unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy,
+                      double alpha = 0.0);
+// Broadcasting binary op; `op_name` is used in errors ("[mul] cannot broadcast ...").
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* op_name);
+inline Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b, "add"); }
+inline Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b, "sub"); }
+inline Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b, "mul"); }
+inline Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b, "div"); }
+inline Tensor scale(const Tensor& x, double alpha) { return unary(UnaryOp::Scale, x, alpha); }
+inline Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x); }
+// y += alpha * x (same shape and dtype), in place.
+void axpy_(double alpha, const Tensor& x, Tensor& y);
+
+// Sum x down to `shape` over broadcast axes: the one un-broadcast of every gradient.
+Tensor sum_to(const Tensor& x, const Shape& shape);
+// Sum / mean / max over one axis; keepdim keeps it as size 1.
+Tensor reduce(ReduceOp op, const Tensor& x, int axis, bool keepdim = false);
+double sum_squares(const Tensor& x);
+bool all_finite(const Tensor& x);
+
+// Matrix product of the last two axes, op(a) @ op(b) with op = transpose when the flag is set.
+//  * a (..., M, K) and b (..., K, N) with identical leading axes: batched;
+//  * a (..., M, K) and b (K, N): b shared by every batch entry (a linear layer's weight).
+// Throws "[matmul] ..." naming both shapes when the inner dimensions or batch axes differ.
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+
+// Softmax over the last axis (causal: lower-triangular mask on (..., T, T)).
+Tensor softmax(const Tensor& x, bool causal);
+Tensor softmax_backward(const Tensor& y, const Tensor& dy);
+
+// weight (V, C), ids int32 of any shape -> (*ids.shape, C).
+Tensor embedding(const Tensor& weight, const Tensor& ids);
+
+}  // namespace normlab::ops

@@ -1,0 +1,10 @@
+// Each subcommand of `normlab` lives in its own file and adds itself to the app here.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace normlab::cli {
+
+// Each returns the subcommand; its callback sets `exit_code`.
+CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code);
+
+}  // namespace normlab::cli
