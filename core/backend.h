@@ -34,6 +34,14 @@ struct AdamArgs {
   bool decoupled;     // true: AdamW (decay the weight), false: Adam (decay added to the gradient)
 };
 
+// RAdam (Liu et al. 2020). The optimizer computes the rectification r_t in double; the kernel does
+// the elementwise part. rectification <= 0 means "SGD phase" (rho_t <= 5: momentum step, no v).
+struct RAdamArgs {
+  double lr, beta1, beta2, eps, weight_decay;
+  int64_t step;          // 1-based, for bias correction
+  double rectification;  // r_t, or 0 in the un-adapted phase
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -49,6 +57,12 @@ class Backend {
   virtual void fill(Tensor& out, double value) = 0;
   // dst (contiguous) = src (any strides, same shape), converting dtype if they differ.
   virtual void copy_strided(const Tensor& src, Tensor& dst) = 0;
+  // Column-range copy over rows: viewing src as (rows, Cs) and dst as (rows, Cd),
+  // dst[r, dst_start + j] = src[r, src_start + j] for j in [0, length); other columns of dst are
+  // untouched. Same dtype. (narrow_last's forward copies a range out; its backward writes one into
+  // a zero tensor.)
+  virtual void copy_columns(const Tensor& src, int64_t src_start, Tensor& dst, int64_t dst_start,
+                            int64_t length) = 0;
 
   // ---- elementwise ----
   // y = f(x); alpha is the constant of Scale (y = alpha x) and AddScalar (y = x + alpha).
@@ -81,7 +95,7 @@ class Backend {
   // dx = y * (dy - sum_j dy_j y_j) per row.
   virtual void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
 
-  // ---- normalization (rows of length C; statistics in double for float64, float otherwise) ----
+  // ---- normalization (rows of length C; statistics accumulated in double for every dtype) ----
   // gamma/beta may be undefined (no affine). mean, rstd: (rows,).
   virtual void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                   double eps, Tensor& y, Tensor& mean, Tensor& rstd) = 0;
@@ -135,6 +149,10 @@ class Backend {
   // p -= lr * (buf = momentum * buf + grad + wd * p)   (buf undefined when momentum == 0)
   virtual void sgd_step(double lr, double momentum, double weight_decay, Tensor& param,
                         const Tensor& grad, Tensor& momentum_buf) = 0;
+  // g' = g + wd p;  m = b1 m + (1-b1) g';  v = b2 v + (1-b2) g'^2;  m^ = m / (1 - b1^t)
+  // r_t > 0: p -= lr r_t m^ sqrt(1 - b2^t) / (sqrt(v) + eps);   else: p -= lr m^
+  virtual void radam_step(const RAdamArgs& args, Tensor& param, const Tensor& grad, Tensor& m,
+                          Tensor& v) = 0;
 };
 
 // The backend that owns `device`'s memory and kernels.
