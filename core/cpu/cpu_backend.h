@@ -18,6 +18,8 @@ class CpuBackend final : public Backend {
 
   void fill(Tensor& out, double value) override;
   void copy_strided(const Tensor& src, Tensor& dst) override;
+  void copy_columns(const Tensor& src, int64_t src_start, Tensor& dst, int64_t dst_start,
+                    int64_t length) override;
 
   void unary(UnaryOp op, const Tensor& x, Tensor& y, double alpha) override;
   void unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
@@ -70,6 +72,8 @@ class CpuBackend final : public Backend {
                  Tensor& v) override;
   void sgd_step(double lr, double momentum, double weight_decay, Tensor& param, const Tensor& grad,
                 Tensor& momentum_buf) override;
+  void radam_step(const RAdamArgs& args, Tensor& param, const Tensor& grad, Tensor& m,
+                  Tensor& v) override;
 };
 
 // Calls f(T{}) with T = float or double matching dtype; throws "[op] ... float32 or float64" else.

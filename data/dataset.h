@@ -1,0 +1,72 @@
+// Text data for language modelling: tokenizers, a text dataset with a train/val split and seeded
+// random windows, a synthetic copy task, and the built-in default corpus.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/random.h"
+#include "core/tensor.h"
+
+namespace normlab {
+
+struct DataConfig {
+  std::string source = "default";  // "default" (built-in corpus) | "copy" (synthetic) | a UTF-8 file path
+  std::string tokenizer = "char";  // "char" (vocab from the training text) | "byte" (256)
+  double val_fraction = 0.1;
+  // copy task: `copy_length` random tokens from a vocabulary of `copy_vocab`, a separator, the same
+  // tokens again; loss only on the copied half.
+  int64_t copy_length = 16;
+  int64_t copy_vocab = 64;
+};
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual std::string kind() const = 0;  // "char" | "byte"
+  virtual int64_t vocab_size() const = 0;
+  virtual std::vector<int32_t> encode(const std::string& text) const = 0;
+  virtual std::string decode(const std::vector<int32_t>& ids) const = 0;
+  // JSON text that load_tokenizer() reads back (saved with every run).
+  virtual std::string to_json() const = 0;
+};
+
+std::unique_ptr<Tokenizer> make_tokenizer(const std::string& kind, const std::string& training_text);
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& json_text);
+
+struct Batch {
+  Tensor inputs;   // (B, T) int32
+  Tensor targets;  // (B, T) int32; -1 = ignored position
+};
+
+// A source of batches. sample() draws from `gen` only, so restoring gen's state resumes the stream.
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  virtual int64_t vocab_size() const = 0;
+  virtual Batch sample(bool validation, int64_t batch, int64_t context, Generator& gen) const = 0;
+  virtual const Tokenizer* tokenizer() const = 0;  // null for synthetic tasks
+};
+
+// A language-modelling dataset over `text`: a tokenizer of `tokenizer_kind` built from the whole
+// text (so validation never meets an unknown character), the token stream split into the first
+// N - floor(N * val_fraction) tokens for training and the rest for validation. `source` names the
+// text in errors (a path, "the default corpus").
+std::unique_ptr<Dataset> make_text_dataset(const std::string& text, const std::string& tokenizer_kind,
+                                           double val_fraction, const std::string& source);
+
+// The synthetic copy task: symbols 0 .. copy_vocab-2, separator copy_vocab-1. Each sequence is
+// x (copy_length random symbols), SEP, x; inputs = seq[:-1], targets = seq[1:] with the first
+// copy_length targets set to -1, so exactly copy_length positions (the copy) count. sample()
+// needs context == 2 * copy_length; validation draws from the same distribution.
+std::unique_ptr<Dataset> make_copy_task(int64_t copy_length, int64_t copy_vocab);
+
+// Builds the dataset named by config ("default", "copy" or a path). Errors name the file.
+std::unique_ptr<Dataset> make_dataset(const DataConfig& config);
+
+// The built-in corpus: English text from Debian's `fortunes` package (/usr/share/games/fortunes),
+// concatenated with the '%' separators removed. Throws naming the package if it is missing.
+std::string default_corpus();
+
+}  // namespace normlab

@@ -1,0 +1,35 @@
+// make_dataset: "default" (the fortunes corpus), "copy" (the synthetic copy task) or a path to a
+// UTF-8 text file. Errors name the file.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "data/dataset.h"
+#include "data/utf8.h"
+
+namespace normlab {
+
+std::unique_ptr<Dataset> make_dataset(const DataConfig& config) {
+  if (config.source == "copy") return make_copy_task(config.copy_length, config.copy_vocab);
+  if (config.source == "default") {
+    return make_text_dataset(default_corpus(), config.tokenizer, config.val_fraction,
+                             "the default corpus (fortunes)");
+  }
+  const std::string& path = config.source;
+  std::error_code ec;
+  NL_CHECK(std::filesystem::is_regular_file(path, ec), "data",
+           "data source '{}' is not a file (expected \"default\", \"copy\" or a path to a UTF-8 text file)",
+           path);
+  std::ifstream in(path, std::ios::binary);
+  NL_CHECK(in.good(), "data", "cannot open data file '{}'", path);
+  std::ostringstream raw;
+  raw << in.rdbuf();
+  const std::string text = raw.str();
+  const int64_t bad = utf8::first_invalid(text);
+  NL_CHECK(bad < 0, "data", "data file '{}' is not valid UTF-8 (first bad byte 0x{:02X} at byte offset {})",
+           path, bad < 0 ? 0 : static_cast<unsigned char>(text[bad]), bad);
+  return make_text_dataset(text, config.tokenizer, config.val_fraction, "'" + path + "'");
+}
+
+}  // namespace normlab

@@ -1,0 +1,62 @@
+// TextDataset: a token stream split into train (first part) and validation (last part); a batch
+// is B windows of T + 1 consecutive tokens at starts drawn uniformly from the chosen split:
+//   s_b = gen.below(n - T),  inputs[b] = split[s_b : s_b + T],  targets[b] = split[s_b + 1 : s_b + T + 1]
+#include "core/error.h"
+#include "data/dataset.h"
+
+namespace normlab {
+
+namespace {
+
+class TextDataset final : public Dataset {
+ public:
+  TextDataset(std::unique_ptr<Tokenizer> tokenizer, std::vector<int32_t> train, std::vector<int32_t> val,
+              std::string source)
+      : tokenizer_(std::move(tokenizer)), train_(std::move(train)), val_(std::move(val)),
+        source_(std::move(source)) {}
+
+  int64_t vocab_size() const override { return tokenizer_->vocab_size(); }
+  const Tokenizer* tokenizer() const override { return tokenizer_.get(); }
+
+  Batch sample(bool validation, int64_t batch, int64_t context, Generator& gen) const override {
+    NL_CHECK(batch >= 1 && context >= 1, "data", "batch and context must be >= 1, got batch {} and context {}",
+             batch, context);
+    const std::vector<int32_t>& split = validation ? val_ : train_;
+    const int64_t n = static_cast<int64_t>(split.size());
+    NL_CHECK(n >= context + 1, "data",
+             "the {} split of {} has {} tokens, fewer than context + 1 = {} (train {} tokens, val {})",
+             validation ? "validation" : "training", source_, n, context + 1, train_.size(), val_.size());
+    std::vector<int32_t> inputs(batch * context), targets(batch * context);
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t start = static_cast<int64_t>(gen.below(static_cast<uint64_t>(n - context)));
+      for (int64_t t = 0; t < context; ++t) {
+        inputs[b * context + t] = split[start + t];
+        targets[b * context + t] = split[start + t + 1];
+      }
+    }
+    return {Tensor::from_ints(inputs, {batch, context}), Tensor::from_ints(targets, {batch, context})};
+  }
+
+ private:
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::vector<int32_t> train_, val_;
+  std::string source_;
+};
+
+}  // namespace
+
+std::unique_ptr<Dataset> make_text_dataset(const std::string& text, const std::string& tokenizer_kind,
+                                           double val_fraction, const std::string& source) {
+  NL_CHECK(val_fraction >= 0.0 && val_fraction < 1.0, "data", "val_fraction must be in [0, 1), got {}",
+           val_fraction);
+  NL_CHECK(!text.empty(), "data", "{} is empty", source);
+  auto tokenizer = make_tokenizer(tokenizer_kind, text);
+  std::vector<int32_t> tokens = tokenizer->encode(text);
+  const auto n = static_cast<int64_t>(tokens.size());
+  const auto n_val = static_cast<int64_t>(static_cast<double>(n) * val_fraction);
+  std::vector<int32_t> val(tokens.begin() + (n - n_val), tokens.end());
+  tokens.resize(n - n_val);
+  return std::make_unique<TextDataset>(std::move(tokenizer), std::move(tokens), std::move(val), source);
+}
+
+}  // namespace normlab

@@ -1,0 +1,67 @@
+// Adam (Kingma & Ba 2015, "Adam: A Method for Stochastic Optimization") and AdamW (Loshchilov &
+// Hutter 2019, "Decoupled Weight Decay Regularization"). With t the parameter's own step (1-based)
+// and wd = 0 for parameters weight_decay_applies() excludes:
+//   Adam:  g' = g + wd p  (L2 decay through the gradient);   AdamW: g' = g
+//   m = b1 m + (1 - b1) g'
+//   v = b2 v + (1 - b2) g'^2
+//   m^ = m / (1 - b1^t),  v^ = v / (1 - b2^t)
+//   AdamW only: p -= lr wd p  (decoupled: scaled by lr, not by the adaptive denominator)
+//   p -= lr m^ / (sqrt(v^) + eps)
+#include "core/backend.h"
+#include "optim/optim_impl.h"
+
+namespace normlab {
+
+namespace {
+
+class Adam final : public Optimizer {
+ public:
+  Adam(const OptimConfig& config, NamedParams params, bool decoupled)
+      : Optimizer(std::move(params)), config_(config), decoupled_(decoupled),
+        slots_(decoupled ? "adamw" : "adam", {"m", "v"}, params_, /*count_steps=*/true) {}
+
+  void step(double lr) override {
+    NoGradGuard no_grad;
+    const char* op = decoupled_ ? "adamw" : "adam";
+    for (size_t i = 0; i < params_.size(); ++i) {
+      auto& [name, param] = params_[i];
+      const Tensor grad = grad_for_update(param, name, op);
+      if (!grad.defined()) continue;
+      AdamArgs args{};
+      args.lr = lr;
+      args.beta1 = config_.beta1;
+      args.beta2 = config_.beta2;
+      args.eps = config_.eps;
+      args.weight_decay = weight_decay_applies(name, config_) ? config_.weight_decay : 0.0;
+      args.step = slots_.next_step(i);
+      args.decoupled = decoupled_;
+      backend_for(param.value().device())
+          .adam_step(args, param.value(), grad, slots_.get(0, i, param), slots_.get(1, i, param));
+    }
+    ++steps_;
+  }
+
+  NamedTensors state() const override {
+    NamedTensors out;
+    slots_.append_state(params_, out);
+    return out;
+  }
+
+  void load_state(const NamedTensors& state, int64_t steps) override {
+    slots_.load(params_, state, steps);
+    steps_ = steps;
+  }
+
+ private:
+  OptimConfig config_;
+  bool decoupled_;
+  ParamSlots slots_;
+};
+
+}  // namespace
+
+std::unique_ptr<Optimizer> make_adam(const OptimConfig& config, NamedParams params, bool decoupled) {
+  return std::make_unique<Adam>(config, std::move(params), decoupled);
+}
+
+}  // namespace normlab

@@ -1,0 +1,33 @@
+// Global gradient-norm clipping (Pascanu et al. 2013):
+//   norm = sqrt(sum over every defined gradient g of sum(g^2))
+//   if max_norm > 0 and norm > max_norm:  g *= max_norm / norm   (in place, every gradient)
+// Returns the norm measured before clipping. A non-finite norm is returned without scaling
+// (scaling by 0 or NaN would hide the blow-up the caller should see and log).
+#include <cmath>
+
+#include "autograd/tape.h"
+#include "core/ops.h"
+#include "optim/optimizer.h"
+
+namespace normlab {
+
+double clip_grad_norm(const std::vector<Var>& params, double max_norm) {
+  NL_CHECK(max_norm >= 0.0, "clip_grad_norm", "max_norm must be >= 0 (0 = off), got {}", max_norm);
+  double sum_sq = 0.0;
+  for (const Var& param : params) {
+    if (param.defined() && param.grad().defined()) sum_sq += ops::sum_squares(param.grad());
+  }
+  const double norm = std::sqrt(sum_sq);
+  if (max_norm > 0.0 && std::isfinite(norm) && norm > max_norm) {
+    NoGradGuard no_grad;
+    const double factor = max_norm / norm;
+    for (const Var& param : params) {
+      if (!param.defined() || !param.grad().defined()) continue;
+      Var handle = param;  // Var is a handle: this writes the parameter's own gradient
+      handle.grad().copy_(ops::scale(handle.grad(), factor));
+    }
+  }
+  return norm;
+}
+
+}  // namespace normlab

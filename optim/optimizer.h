@@ -1,0 +1,55 @@
+// Optimizers update parameters in place from their .grad(), under no-grad. The learning rate is
+// passed to every step() by the caller (from a schedule, optim/schedule.h).
+#pragma once
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/var.h"
+
+namespace normlab {
+
+struct OptimConfig {
+  std::string name = "adamw";  // "sgd" | "adam" | "adamw" | "radam"
+  double lr = 1e-3;            // lr_max of the schedule
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double momentum = 0.0;       // sgd
+  double weight_decay = 0.0;
+  // AdamW: parameters excluded from weight decay by default: norm gains/biases, all biases, embeddings.
+  bool decay_norms_and_biases = false;
+  bool decay_embeddings = false;
+  double grad_clip = 0.0;      // global-norm clipping threshold; 0 = off
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  virtual void step(double lr) = 0;
+  void zero_grad();
+  int64_t step_count() const { return steps_; }
+  // Optimizer state for checkpoints: ("m.<param name>", tensor), ..., plus the step count.
+  virtual std::vector<std::pair<std::string, Tensor>> state() const = 0;
+  virtual void load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps) = 0;
+
+ protected:
+  explicit Optimizer(std::vector<std::pair<std::string, Var>> params) : params_(std::move(params)) {}
+  std::vector<std::pair<std::string, Var>> params_;
+  int64_t steps_ = 0;
+};
+
+// Builds the optimizer named by config over named parameters (names decide weight-decay exclusion).
+std::unique_ptr<Optimizer> make_optimizer(const OptimConfig& config,
+                                          std::vector<std::pair<std::string, Var>> params);
+
+// Whether weight decay applies to the parameter called `name`. Excluded unless the config opts
+// in: norm parameters (name contains "norm") and biases (name ends with ".bias" or is "bias")
+// unless decay_norms_and_biases; embeddings (name contains "emb": tok_emb, pos_emb, ...) unless
+// decay_embeddings. Every optimizer applies this rule to its weight_decay.
+bool weight_decay_applies(const std::string& name, const OptimConfig& config);
+
+// Clips gradients to a global L2 norm of max_norm when max_norm > 0; always returns the norm
+// measured before clipping.
+double clip_grad_norm(const std::vector<Var>& params, double max_norm);
+
+}  // namespace normlab

@@ -1,0 +1,44 @@
+// Learning-rate schedules (formulas in optim/schedule.h). Conventions:
+//  * warmup counts the step being taken, so step 0 gets lr_max / warmup_steps (never 0) and the
+//    last warmup step (warmup_steps - 1) gets exactly lr_max;
+//  * "inverse_sqrt" = lr_max sqrt(w / (step + 1)) with w = max(warmup_steps, 1), so it is lr_max at
+//    the end of warmup and lr_max / 2 at step + 1 = 4 w; without warmup it starts at lr_max;
+//  * "linear"/"cosine" decay over progress = (step - warmup) / (total - warmup), from lr_max at the
+//    end of warmup to min_lr at step == total_steps (so every step taken, 0 .. total - 1, has
+//    lr > min_lr), clamped to min_lr beyond.
+#include "optim/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "core/error.h"
+
+namespace normlab {
+
+double learning_rate(const ScheduleConfig& schedule, double lr_max, int64_t step, int64_t total_steps) {
+  const std::string& kind = schedule.kind;
+  const int64_t warmup = schedule.warmup_steps;
+  NL_CHECK(kind == "constant" || kind == "inverse_sqrt" || kind == "linear" || kind == "cosine",
+           "schedule", "unknown schedule kind '{}' (expected constant, inverse_sqrt, linear, cosine)", kind);
+  NL_CHECK(warmup >= 0, "schedule", "warmup_steps must be >= 0, got {}", warmup);
+  NL_CHECK(step >= 0, "schedule", "step must be >= 0, got {}", step);
+  const bool decays = kind == "linear" || kind == "cosine";
+  NL_CHECK(!decays || total_steps > warmup, "schedule",
+           "'{}' needs total_steps > warmup_steps, got total_steps {} and warmup_steps {}", kind,
+           total_steps, warmup);
+
+  if (step < warmup) return lr_max * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  if (kind == "constant") return lr_max;
+  if (kind == "inverse_sqrt") {
+    const double w = static_cast<double>(std::max<int64_t>(warmup, 1));
+    return lr_max * std::sqrt(w / static_cast<double>(step + 1));
+  }
+  const double progress = std::clamp(
+      static_cast<double>(step - warmup) / static_cast<double>(total_steps - warmup), 0.0, 1.0);
+  const double min_lr = schedule.min_lr;
+  if (kind == "linear") return lr_max + (min_lr - lr_max) * progress;
+  return min_lr + 0.5 * (lr_max - min_lr) * (1.0 + std::cos(std::numbers::pi * progress));
+}
+
+}  // namespace normlab

@@ -1,0 +1,22 @@
+// Learning-rate schedules as pure functions lr(step), step = 0, 1, 2, ... (the step being taken).
+//   warmup: lr = lr_max * (step + 1) / warmup_steps for step < warmup_steps (never 0), 0 = no warmup
+//   then "constant": lr_max
+//        "inverse_sqrt": lr_max * sqrt(warmup / (step + 1))  (Xiong/fairseq; = lr_max at the end of warmup)
+//        "linear": linear decay from lr_max to min_lr at total_steps
+//        "cosine": cosine decay from lr_max to min_lr at total_steps
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace normlab {
+
+struct ScheduleConfig {
+  std::string kind = "constant";  // "constant" | "inverse_sqrt" | "linear" | "cosine"
+  int64_t warmup_steps = 0;
+  double min_lr = 0.0;
+};
+
+// total_steps: the run's length (decay schedules end there).
+double learning_rate(const ScheduleConfig& schedule, double lr_max, int64_t step, int64_t total_steps);
+
+}  // namespace normlab

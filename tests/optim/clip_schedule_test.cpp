@@ -1,0 +1,102 @@
+// Global-norm gradient clipping and the learning-rate schedules at known steps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+
+namespace normlab {
+namespace {
+
+struct ClipFixture {
+  Var a = parameter(Tensor::zeros({2}, DType::F64), "a");
+  Var b = parameter(Tensor::zeros({1}, DType::F64), "b");
+  Var no_grad = parameter(Tensor::zeros({1}, DType::F64), "c");
+  ClipFixture() {
+    a.grad() = Tensor::from_vector({3.0, 4.0}, {2}, DType::F64);
+    b.grad() = Tensor::from_vector({12.0}, {1}, DType::F64);  // global norm sqrt(9+16+144) = 13
+  }
+  std::vector<Var> params() const { return {a, b, no_grad}; }
+};
+
+TEST(ClipGradNorm, ScalesToMaxNormAndReturnsPreClipNorm) {
+  ClipFixture f;
+  EXPECT_DOUBLE_EQ(clip_grad_norm(f.params(), 6.5), 13.0);
+  EXPECT_EQ(f.a.grad().to_vector(), (std::vector<double>{1.5, 2.0}));
+  EXPECT_EQ(f.b.grad().to_vector(), (std::vector<double>{6.0}));
+  EXPECT_FALSE(f.no_grad.grad().defined());
+  EXPECT_NEAR(clip_grad_norm(f.params(), 100.0), 6.5, 1e-12);  // now the clipped norm
+}
+
+TEST(ClipGradNorm, LeavesSmallNormsAndZeroThresholdAlone) {
+  ClipFixture f;
+  EXPECT_DOUBLE_EQ(clip_grad_norm(f.params(), 20.0), 13.0);
+  EXPECT_EQ(f.b.grad().to_vector(), (std::vector<double>{12.0}));
+  EXPECT_DOUBLE_EQ(clip_grad_norm(f.params(), 0.0), 13.0);
+  EXPECT_EQ(f.a.grad().to_vector(), (std::vector<double>{3.0, 4.0}));
+}
+
+ScheduleConfig sched(const std::string& kind, int64_t warmup, double min_lr = 0.0) {
+  ScheduleConfig s;
+  s.kind = kind;
+  s.warmup_steps = warmup;
+  s.min_lr = min_lr;
+  return s;
+}
+
+TEST(Schedule, WarmupStartsAboveZeroAndEndsAtLrMax) {
+  for (const char* kind : {"constant", "inverse_sqrt", "linear", "cosine"}) {
+    const auto s = sched(kind, 100);
+    EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 0, 1000), 1e-3 / 100) << kind;
+    EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 49, 1000), 1e-3 * 50 / 100) << kind;
+    EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 99, 1000), 1e-3) << kind;  // end of warmup
+  }
+}
+
+TEST(Schedule, NoWarmupStartsAtLrMax) {
+  for (const char* kind : {"constant", "inverse_sqrt", "linear", "cosine"})
+    EXPECT_DOUBLE_EQ(learning_rate(sched(kind, 0), 2e-3, 0, 1000), 2e-3) << kind;
+}
+
+TEST(Schedule, ConstantStaysAtLrMax) {
+  EXPECT_DOUBLE_EQ(learning_rate(sched("constant", 10), 1e-3, 5000, 100), 1e-3);
+}
+
+TEST(Schedule, InverseSqrtHalvesAtFourTimesWarmup) {
+  const auto s = sched("inverse_sqrt", 100);
+  // Counting the step being taken (step + 1), as warmup does: step + 1 = 400 is 4 * warmup.
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 399, 0), 0.5e-3);
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 1599, 0), 0.25e-3);
+  EXPECT_LT(learning_rate(s, 1e-3, 100, 0), 1e-3);
+}
+
+TEST(Schedule, LinearDecay) {
+  const auto s = sched("linear", 100, 1e-4);
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 100, 1100), 1e-3);
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 600, 1100), 0.5 * (1e-3 + 1e-4));  // halfway
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 1100, 1100), 1e-4);
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 5000, 1100), 1e-4);  // clamped
+}
+
+TEST(Schedule, CosineDecay) {
+  const auto s = sched("cosine", 0, 1e-5);
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 0, 1000), 1e-3);
+  EXPECT_NEAR(learning_rate(s, 1e-3, 500, 1000), 0.5 * (1e-3 + 1e-5), 1e-15);
+  EXPECT_NEAR(learning_rate(s, 1e-3, 250, 1000), 1e-5 + 0.5 * (1e-3 - 1e-5) * (1 + std::cos(M_PI / 4)), 1e-15);
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 1000, 1000), 1e-5);  // min_lr at total
+}
+
+TEST(Schedule, ErrorsNameTheProblem) {
+  try {
+    learning_rate(sched("exponential", 0), 1e-3, 0, 10);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'exponential'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(learning_rate(sched("cosine", 100), 1e-3, 0, 50), Error);  // total <= warmup
+  EXPECT_THROW(learning_rate(sched("constant", -1), 1e-3, 0, 50), Error);
+}
+
+}  // namespace
+}  // namespace normlab
