@@ -1,0 +1,33 @@
+// Position-wise feed-forward network (children "w1", "w2", and "w3" for gated types):
+//   relu:   w2(relu(w1 x))            w1 (F, C), w2 (C, F)
+//   gelu:   w2(gelu(w1 x))            (tanh approximation, GPT-2)
+//   swiglu: w2(silu(w1 x) * w3 x)     w3 (F, C)   (LLaMA, Mistral)
+//   geglu:  w2(gelu(w1 x) * w3 x)                 (Gemma)
+// then dropout(config.dropout). F = config.d_ff.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/layers.h"
+#include "nn/model_config.h"
+#include "nn/module.h"
+
+namespace normlab {
+
+const std::vector<std::string>& ffn_type_names();
+
+class FeedForward : public Module {
+ public:
+  // Throws "[model] ffn_type must be one of relu, gelu, swiglu, geglu, got 'x'".
+  explicit FeedForward(const ModelConfig& config);
+  // x (B,T,C) -> (B,T,C)
+  Var forward(const Var& x, uint64_t dropout_seed);
+
+ private:
+  std::string type_;
+  double dropout_;
+  std::shared_ptr<Linear> w1_, w2_, w3_;
+};
+
+}  // namespace normlab

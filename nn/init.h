@@ -1,0 +1,26 @@
+// Weight initialisation, by parameter name and shape, seeded from ModelConfig::seed (one core
+// Generator drawn in named_parameters() order: the same config gives the same weights).
+//   xavier:   every matrix (Linear W (out, in), embeddings (V, C)) ~ N(0, 2 / (fan_in + fan_out))
+//   gpt2:     every matrix ~ N(0, 0.02^2); residual output projections (attn.o, ffn.w2) std
+//             0.02 / sqrt(2L)
+//   both:     biases 0; norm gains 1 (rmsnorm_unit_offset: stored 0, acting as 1)
+//   deepnorm placement, after the above: ffn.w1/w2/w3, attn.v and attn.o weights times
+//             beta = (8L)^(-1/4)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "nn/model_config.h"
+#include "nn/module.h"
+
+namespace normlab {
+
+const std::vector<std::string>& init_names();  // "xavier", "gpt2"
+// Throws "[model] init must be one of xavier, gpt2, got 'x'".
+void initialize_parameters(Module& model, const ModelConfig& config);
+
+// DeepNet (Wang et al. 2022), decoder-only with L layers.
+double deepnorm_alpha(int64_t n_layers);  // (2L)^(1/4)
+double deepnorm_beta(int64_t n_layers);   // (8L)^(-1/4)
+
+}  // namespace normlab

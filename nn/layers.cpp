@@ -1,0 +1,40 @@
+#include "nn/layers.h"
+
+#include "autograd/ops.h"
+
+namespace normlab {
+
+DType parameter_dtype(const ModelConfig& config) {
+  if (config.dtype == "float32") return DType::F32;
+  if (config.dtype == "float64") return DType::F64;
+  fail("model", "dtype must be float32 or float64, got '{}'", config.dtype);
+}
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype) {
+  NL_CHECK(in_features > 0 && out_features > 0, "linear",
+           "features must be positive, got in {} out {}", in_features, out_features);
+  register_parameter("weight", parameter(Tensor::zeros({out_features, in_features}, dtype)));
+  if (bias) register_parameter("bias", parameter(Tensor::zeros({out_features}, dtype)));
+}
+
+Var Linear::forward(const Var& x) const { return linear(x, weight(), bias()); }
+
+Embedding::Embedding(int64_t num, int64_t dim, DType dtype) {
+  NL_CHECK(num > 0 && dim > 0, "embedding", "sizes must be positive, got ({}, {})", num, dim);
+  register_parameter("weight", parameter(Tensor::zeros({num, dim}, dtype)));
+}
+
+Var Embedding::forward(const Tensor& ids) const { return embedding(weight(), ids); }
+
+}  // namespace normlab
+
+namespace normlab {
+
+uint64_t dropout_site_seed(uint64_t base, uint64_t site) {
+  uint64_t z = base + 0x9e3779b97f4a7c15ull * (site + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace normlab

@@ -1,0 +1,25 @@
+// Whole-model gradient checks in the op-case registry's format (autograd/gradcheck.h): every
+// parameter of a tiny float64 TransformerLM is an input, the function is the mean cross-entropy on
+// a fixed batch. `normlab gradcheck --op all` merges these with the op cases.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "autograd/gradcheck.h"
+#include "nn/model_config.h"
+
+namespace normlab {
+
+// The tiny model of the checks: vocab 11, d_model 8, 2 heads, 2 layers, d_ff 16, context 5,
+// float64, no dropout; the batch is B 2 x T 5 of fixed random ids and targets.
+ModelConfig tiny_model_config(const std::string& placement);
+
+// A case for `config` (must be float64). make_inputs returns the model's initial parameters with
+// norm gains and biases moved off their init values (1 + 0.1 N(0,1), 0.1 N(0,1)), so no term of
+// the derivative is hidden by an exact 1 or 0; the seed is added to config.seed.
+OpCase make_model_case(std::string name, std::string description, const ModelConfig& config);
+
+// Registers "model_post" and "model_pre" (layernorm, gelu, tied head).
+void register_model_cases(std::vector<OpCase>& cases);
+
+}  // namespace normlab

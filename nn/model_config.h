@@ -1,0 +1,34 @@
+// The model's hyper-parameters: everything a config file's [model] section can set.
+// Presets (nn/presets.h) fill these as the seed articles describe; config keys override a preset.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace normlab {
+
+struct ModelConfig {
+  int64_t vocab_size = 256;
+  int64_t d_model = 128;
+  int64_t n_heads = 4;
+  int64_t n_layers = 4;
+  int64_t d_ff = 512;             // FFN hidden width (SwiGLU: width of each of the two branches)
+  int64_t context_length = 64;    // learned positional embedding rows
+  // "layernorm" | "rmsnorm" | "rmsnorm_unit_offset" (Gemma's 1 + w) | "groupnorm" | "batchnorm" | "none"
+  std::string norm_type = "layernorm";
+  double norm_eps = 1e-5;
+  int64_t norm_groups = 4;        // groupnorm only
+  // "post" (Vaswani/GPT-1/Xiong Post-LN) | "pre" (GPT-2/LLaMA, final norm) | "none" (residual only)
+  // | "sandwich" (Peri-LN: norm before and after each sub-layer, final norm) | "deepnorm" (Wang 2022)
+  std::string norm_placement = "pre";
+  // "relu" (Xiong) | "gelu" (GPT-2) | "swiglu" (LLaMA: w2(silu(w1 x) * w3 x)) | "geglu" (Gemma:
+  // w2(gelu(w1 x) * w3 x))
+  std::string ffn_type = "gelu";
+  bool bias = true;               // biases in linear layers (and norm beta for layernorm)
+  double dropout = 0.0;
+  bool tie_embeddings = true;     // output projection = token embedding^T
+  std::string init = "xavier";    // "xavier": N(0, 2/(fan_in+fan_out)) | "gpt2": N(0, 0.02), residual outputs / sqrt(2L)
+  uint64_t seed = 0;              // weight initialisation
+  std::string dtype = "float32";  // parameter dtype: "float32" | "float64" (gradient checks)
+};
+
+}  // namespace normlab

@@ -1,0 +1,35 @@
+// Norm: the normalization layer chosen by ModelConfig::norm_type, over the last axis (C).
+//   layernorm            (x - mean) * rstd * weight + bias      "weight" (C,) = 1, "bias" (C,) = 0 if bias
+//   rmsnorm              x / rms(x) * weight                    "weight" (C,) = 1
+//   rmsnorm_unit_offset  x / rms(x) * (1 + weight)   (Gemma)    "weight" (C,) stored 0, acts as 1
+//   groupnorm            layernorm within norm_groups groups    "weight", "bias" if bias
+//   batchnorm            per channel over all B*T rows          "weight", "bias" if bias; buffers
+//                        "running_mean" (C,) = 0, "running_var" (C,) = 1 (used in eval mode)
+//   none                 identity, no parameters
+#pragma once
+#include <string>
+#include <vector>
+
+#include "nn/model_config.h"
+#include "nn/module.h"
+
+namespace normlab {
+
+const std::vector<std::string>& norm_type_names();
+
+class Norm : public Module {
+ public:
+  // Throws "[model] norm_type must be one of ..., got 'x'" and checks eps / groups.
+  Norm(const ModelConfig& config, int64_t dim);
+  // x (..., C) -> (..., C)
+  Var forward(const Var& x);
+  const std::string& type() const { return type_; }
+
+ private:
+  std::string type_;
+  double eps_;
+  int64_t groups_;
+  Tensor running_mean_, running_var_;
+};
+
+}  // namespace normlab

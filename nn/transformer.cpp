@@ -1,0 +1,117 @@
+// TransformerLM: tok_emb + pos_emb -> blocks.0 .. blocks.{L-1} -> [final_norm] -> head.
+// Parameter names: tok_emb.weight (V,C), pos_emb.weight (context_length, C),
+// blocks.N.<block's names, see nn/block.h>, final_norm.* (pre, sandwich), lm_head.weight (V,C)
+// when the head is not tied to tok_emb.
+#include "nn/transformer.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "autograd/ops.h"
+#include "core/ops.h"
+#include "nn/block.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/norms.h"
+
+namespace normlab {
+
+namespace {
+
+// "blocks": children named "0", "1", ...
+class BlockList : public Module {
+ public:
+  void append(std::shared_ptr<Block> block) {
+    blocks_.push_back(register_module(std::to_string(blocks_.size()), std::move(block)));
+  }
+  const std::vector<std::shared_ptr<Block>>& blocks() const { return blocks_; }
+
+ private:
+  std::vector<std::shared_ptr<Block>> blocks_;
+};
+
+void validate(const ModelConfig& c) {
+  NL_CHECK(c.vocab_size > 0, "model", "vocab_size must be > 0, got {}", c.vocab_size);
+  NL_CHECK(c.d_model > 0, "model", "d_model must be > 0, got {}", c.d_model);
+  NL_CHECK(c.n_heads > 0, "model", "n_heads must be > 0, got {}", c.n_heads);
+  NL_CHECK(c.n_layers > 0, "model", "n_layers must be > 0, got {}", c.n_layers);
+  NL_CHECK(c.d_ff > 0, "model", "d_ff must be > 0, got {}", c.d_ff);
+  NL_CHECK(c.context_length > 0, "model", "context_length must be > 0, got {}", c.context_length);
+  NL_CHECK(c.d_model % c.n_heads == 0, "model", "d_model ({}) must be divisible by n_heads ({})",
+           c.d_model, c.n_heads);
+  NL_CHECK(c.dropout >= 0.0 && c.dropout < 1.0, "model", "dropout must be in [0, 1), got {}", c.dropout);
+  parameter_dtype(c);  // throws on an unknown dtype
+  const auto& norms = norm_type_names();
+  NL_CHECK(std::find(norms.begin(), norms.end(), c.norm_type) != norms.end(), "model",
+           "norm_type must be one of {}, got '{}'", fmt::join(norms, ", "), c.norm_type);
+  const auto& inits = init_names();
+  NL_CHECK(std::find(inits.begin(), inits.end(), c.init) != inits.end(), "model",
+           "init must be one of {}, got '{}'", fmt::join(inits, ", "), c.init);
+  placement_has_final_norm(c.norm_placement);  // throws listing the valid placements
+}
+
+// sqrt(mean(x^2)), computed on the host side of the tape (records nothing).
+double rms(const Var& x) {
+  return std::sqrt(ops::sum_squares(x.value()) / static_cast<double>(x.value().numel()));
+}
+
+}  // namespace
+
+struct TransformerLM::Impl {
+  std::shared_ptr<Embedding> tok_emb, pos_emb;
+  std::shared_ptr<BlockList> blocks;
+  std::shared_ptr<Norm> final_norm;  // null for post, none, deepnorm
+  std::shared_ptr<Linear> lm_head;   // null when tied
+};
+
+TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared<Impl>()), config_(config) {
+  validate(config);
+  const DType dtype = parameter_dtype(config);
+  Impl& m = *impl_;
+  m.tok_emb = register_module("tok_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype));
+  m.pos_emb =
+      register_module("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
+  m.blocks = register_module("blocks", std::make_shared<BlockList>());
+  for (int64_t l = 0; l < config.n_layers; ++l) m.blocks->append(make_block(config, l));
+  if (placement_has_final_norm(config.norm_placement))
+    m.final_norm = register_module("final_norm", std::make_shared<Norm>(config, config.d_model));
+  if (!config.tie_embeddings)
+    m.lm_head = register_module(
+        "lm_head", std::make_shared<Linear>(config.d_model, config.vocab_size, false, dtype));
+  initialize_parameters(*this, config);
+  for (auto& [name, param] : named_parameters()) param.set_name(name);
+}
+
+Var TransformerLM::forward(const Tensor& ids) {
+  NL_CHECK(ids.defined() && ids.dim() == 2 && ids.dtype() == DType::I32, "model",
+           "ids must be int32 (B, T), got {}", ids.defined() ? ids.describe() : std::string("undefined"));
+  const int64_t t = ids.size(1);
+  NL_CHECK(t >= 1 && t <= config_.context_length, "model",
+           "sequence length T = {} must be in [1, context_length = {}]", t, config_.context_length);
+  const Impl& m = *impl_;
+  const Var tok_weight = m.tok_emb->weight();
+  std::vector<int32_t> positions(static_cast<size_t>(t));
+  std::iota(positions.begin(), positions.end(), 0);
+  const Tensor pos_ids = Tensor::from_ints(positions, {t}).to(tok_weight.value().device());
+
+  Var x = add(m.tok_emb->forward(ids.to(tok_weight.value().device())), m.pos_emb->forward(pos_ids));  // (B,T,C)
+  x = dropout(x, config_.dropout, dropout_site_seed(dropout_seed_, 0), is_training());
+  residual_rms_.clear();
+  for (const auto& block : m.blocks->blocks()) {
+    residual_rms_.push_back(rms(x));
+    x = block->forward(x, dropout_seed_);
+  }
+  residual_rms_.push_back(rms(x));
+  if (m.final_norm) x = m.final_norm->forward(x);
+  if (m.lm_head) return m.lm_head->forward(x);   // (B,T,V)
+  return matmul(x, tok_weight, false, true);     // x E^T: (B,T,C) x (V,C)^T -> (B,T,V)
+}
+
+Var TransformerLM::loss(const Tensor& ids, const Tensor& targets) {
+  NL_CHECK(targets.defined() && targets.shape() == ids.shape() && targets.dtype() == DType::I32, "model",
+           "targets must be int32 with the shape of ids {}, got {}", shape_str(ids.shape()),
+           targets.defined() ? targets.describe() : std::string("undefined"));
+  return cross_entropy(forward(ids), targets, -1);
+}
+
+}  // namespace normlab

@@ -1,0 +1,41 @@
+// Decoder-only transformer language model with a configurable normalization placement.
+//   post:     x = Norm(x + Attn(x));  x = Norm(x + FFN(x))                    (no final norm)
+//   pre:      x = x + Attn(Norm(x));  x = x + FFN(Norm(x));  final Norm before the head
+//   none:     x = x + Attn(x);        x = x + FFN(x)
+//   sandwich: x = x + Norm(Attn(Norm(x)));  x = x + Norm(FFN(Norm(x)));  final Norm
+//   deepnorm: x = Norm(alpha x + Attn(x)); x = Norm(alpha x + FFN(x)), alpha = (2L)^(1/4), and the
+//             FFN, value and output projections initialised scaled by beta = (8L)^(-1/4)
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "nn/model_config.h"
+#include "nn/module.h"
+
+namespace normlab {
+
+class TransformerLM : public Module {
+ public:
+  explicit TransformerLM(const ModelConfig& config);
+
+  // ids (B, T) int32 -> logits (B, T, vocab). T <= context_length.
+  Var forward(const Tensor& ids);
+  // Mean cross-entropy of forward(ids) against targets (B, T) int32 (ignore_index -1 excluded).
+  Var loss(const Tensor& ids, const Tensor& targets);
+
+  const ModelConfig& config() const { return config_; }
+  // RMS of the residual stream entering each block during the last forward (n_layers values),
+  // plus the stream leaving the last block as the final entry (n_layers + 1 in all).
+  const std::vector<double>& residual_rms() const { return residual_rms_; }
+  // Dropout seed for the next forward (the trainer advances it every step).
+  void set_dropout_seed(uint64_t seed) { dropout_seed_ = seed; }
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+  ModelConfig config_;
+  std::vector<double> residual_rms_;
+  uint64_t dropout_seed_ = 0;
+};
+
+}  // namespace normlab

@@ -1,0 +1,52 @@
+// Whole-model gradient checks: every parameter of a tiny float64 model against central finite
+// differences (nn/model_cases.h), for the registered post/pre cases and a few more variants.
+#include <gtest/gtest.h>
+
+#include "autograd/gradcheck.h"
+#include "nn/model_cases.h"
+
+namespace normlab {
+namespace {
+
+void expect_case_passes(const OpCase& c) {
+  const auto inputs = c.make_inputs(0, {});
+  ASSERT_EQ(inputs.size(), c.input_names.size());
+  const auto results = gradcheck(c.fn, inputs, c.input_names, c.differentiable, c.options);
+  ASSERT_EQ(results.size(), c.input_names.size());
+  for (const InputCheck& r : results)
+    EXPECT_TRUE(r.passed) << c.name << " " << r.input << ": max rel " << r.max_rel_error << " max abs "
+                          << r.max_abs_error;
+}
+
+TEST(ModelGradcheck, RegisteredCasesPass) {
+  std::vector<OpCase> cases;
+  register_model_cases(cases);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].name, "model_post");
+  EXPECT_EQ(cases[1].name, "model_pre");
+  for (const OpCase& c : cases) expect_case_passes(c);
+}
+
+TEST(ModelGradcheck, OtherPlacementsNormsAndFfns) {
+  ModelConfig sandwich = tiny_model_config("sandwich");
+  sandwich.norm_type = "rmsnorm";
+  sandwich.ffn_type = "swiglu";
+  sandwich.tie_embeddings = false;
+  expect_case_passes(make_model_case("sandwich", "", sandwich));
+  ModelConfig deep = tiny_model_config("deepnorm");
+  deep.norm_type = "rmsnorm_unit_offset";
+  deep.ffn_type = "geglu";
+  expect_case_passes(make_model_case("deepnorm", "", deep));
+  ModelConfig none = tiny_model_config("none");
+  none.ffn_type = "relu";
+  expect_case_passes(make_model_case("none", "", none));
+}
+
+TEST(ModelGradcheck, Float32ModelIsRejected) {
+  ModelConfig c = tiny_model_config("pre");
+  c.dtype = "float32";
+  EXPECT_THROW(make_model_case("x", "", c), Error);
+}
+
+}  // namespace
+}  // namespace normlab

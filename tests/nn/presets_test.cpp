@@ -1,0 +1,64 @@
+// Presets set the documented family fields and keep everything else from the base config.
+#include <gtest/gtest.h>
+
+#include "nn/presets.h"
+#include "nn/transformer.h"
+#include "nn_test_util.h"
+
+namespace normlab {
+namespace {
+
+TEST(Presets, SetTheDocumentedFields) {
+  ModelConfig base = testing::small_config("none", "none", "relu");
+  const ModelConfig gpt1 = apply_preset("gpt1", base);
+  EXPECT_EQ(gpt1.norm_placement, "post");
+  EXPECT_EQ(gpt1.norm_type, "layernorm");
+  EXPECT_EQ(gpt1.norm_eps, 1e-5);
+  EXPECT_EQ(gpt1.ffn_type, "gelu");
+  const ModelConfig gpt2 = apply_preset("gpt2", base);
+  EXPECT_EQ(gpt2.norm_placement, "pre");
+  EXPECT_EQ(gpt2.norm_type, "layernorm");
+  EXPECT_EQ(gpt2.init, "gpt2");
+  EXPECT_TRUE(gpt2.tie_embeddings);
+  const ModelConfig llama = apply_preset("llama", base);
+  EXPECT_EQ(llama.norm_placement, "pre");
+  EXPECT_EQ(llama.norm_type, "rmsnorm");
+  EXPECT_EQ(llama.norm_eps, 1e-6);
+  EXPECT_EQ(llama.ffn_type, "swiglu");
+  EXPECT_FALSE(llama.bias);
+  EXPECT_FALSE(llama.tie_embeddings);
+  const ModelConfig mistral = apply_preset("mistral", base);
+  EXPECT_EQ(mistral.norm_type, "rmsnorm");
+  EXPECT_EQ(mistral.norm_eps, 1e-5);
+  EXPECT_EQ(mistral.ffn_type, "swiglu");
+  const ModelConfig gemma = apply_preset("gemma", base);
+  EXPECT_EQ(gemma.norm_type, "rmsnorm_unit_offset");
+  EXPECT_EQ(gemma.norm_eps, 1e-6);
+  EXPECT_EQ(gemma.ffn_type, "geglu");
+  EXPECT_EQ(gemma.norm_placement, "pre");
+  // Sizes and seed come from the base.
+  EXPECT_EQ(gemma.d_model, base.d_model);
+  EXPECT_EQ(gemma.seed, base.seed);
+}
+
+TEST(Presets, EveryPresetBuildsAndRuns) {
+  const auto names = preset_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"gpt1", "gpt2", "llama", "mistral", "gemma"}));
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    TransformerLM model(apply_preset(name, testing::small_config("pre")));
+    EXPECT_EQ(model.forward(testing::random_ids(1, 4, 13, 0)).shape(), (Shape{1, 4, 13}));
+  }
+}
+
+TEST(Presets, UnknownNameListsTheValidOnes) {
+  try {
+    apply_preset("gpt5", ModelConfig{});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "[model] unknown preset 'gpt5'; valid presets: gpt1, gpt2, llama, mistral, gemma");
+  }
+}
+
+}  // namespace
+}  // namespace normlab

@@ -1,0 +1,260 @@
+// TransformerLM: structure and names per placement, every parameter learns, validation errors,
+// determinism, dropout, and the residual-stream behaviour of post vs pre at init.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "autograd/ops.h"
+#include "core/ops.h"
+#include "nn/block.h"
+#include "nn/init.h"
+#include "nn/transformer.h"
+#include "nn_test_util.h"
+
+namespace normlab {
+namespace {
+
+using testing::random_ids;
+using testing::small_config;
+
+std::map<std::string, Var> by_name(const Module& m) {
+  std::map<std::string, Var> out;
+  for (auto& [name, p] : m.named_parameters()) out[name] = p;
+  return out;
+}
+
+// The key projection's bias shifts every score of a query row by the same q.b, which softmax
+// ignores: its gradient is zero by construction (up to rounding), so it is exempt below.
+bool structurally_zero(const std::string& name) {
+  return name.size() >= 11 && name.compare(name.size() - 11, 11, "attn.k.bias") == 0;
+}
+
+void expect_every_parameter_learns(const ModelConfig& config) {
+  TransformerLM model(config);
+  const int64_t T = config.context_length;  // every position row of pos_emb is used
+  const Tensor ids = random_ids(3, T, config.vocab_size, 11);
+  const Tensor targets = random_ids(3, T, config.vocab_size, 12);
+  Var loss = model.loss(ids, targets);
+  ASSERT_TRUE(std::isfinite(loss.item()));
+  backward(loss);
+  for (auto& [name, p] : model.named_parameters()) {
+    if (structurally_zero(name)) {  // rounding-level only, far below the query bias's gradient
+      const Var q_bias = by_name(model).at(name.substr(0, name.size() - 6) + "q.bias");
+      if (p.grad().defined()) {
+        EXPECT_LT(std::sqrt(ops::sum_squares(p.grad())), 1e-4 * std::sqrt(ops::sum_squares(q_bias.grad())))
+            << name;
+      }
+      continue;
+    }
+    ASSERT_TRUE(p.grad().defined()) << name << " got no gradient";
+    EXPECT_GT(ops::sum_squares(p.grad()), 0.0) << name << " got an all-zero gradient";
+    EXPECT_TRUE(ops::all_finite(p.grad())) << name;
+  }
+}
+
+TEST(TransformerLM, EveryParameterGetsANonZeroGradient) {
+  for (const std::string& placement : placement_names())
+    for (const char* norm : {"layernorm", "rmsnorm", "rmsnorm_unit_offset"})
+      for (const char* ffn : {"relu", "gelu", "swiglu", "geglu"})
+        for (bool tied : {true, false}) {
+          SCOPED_TRACE(placement + " " + norm + " " + ffn + (tied ? " tied" : " untied"));
+          expect_every_parameter_learns(small_config(placement, norm, ffn, tied));
+        }
+}
+
+TEST(TransformerLM, GroupNormBatchNormAndNoBiasAlsoLearn) {
+  for (const char* norm : {"groupnorm", "batchnorm"})
+    for (const char* placement : {"post", "pre"}) {
+      SCOPED_TRACE(std::string(placement) + " " + norm);
+      expect_every_parameter_learns(small_config(placement, norm));
+    }
+  ModelConfig c = small_config("pre");
+  c.bias = false;
+  expect_every_parameter_learns(c);
+}
+
+TEST(TransformerLM, ParameterNamesFollowTheDocumentedScheme) {
+  for (const std::string& placement : placement_names()) {
+    SCOPED_TRACE(placement);
+    const auto names = by_name(TransformerLM(small_config(placement)));
+    for (const char* name : {"tok_emb.weight", "pos_emb.weight", "blocks.1.ffn.w2.weight",
+                             "blocks.0.ffn.w1.bias", "blocks.1.attn.q.weight", "blocks.1.attn.k.weight",
+                             "blocks.1.attn.v.weight", "blocks.1.attn.o.bias"})
+      EXPECT_TRUE(names.count(name)) << name;
+    const bool has_final = placement == "pre" || placement == "sandwich";
+    EXPECT_EQ(names.count("final_norm.weight"), has_final ? 1u : 0u);
+    EXPECT_EQ(names.count("final_norm.bias"), has_final ? 1u : 0u);
+    EXPECT_EQ(names.count("blocks.0.norm1.weight"), placement == "none" ? 0u : 1u);
+    EXPECT_EQ(names.count("blocks.0.post_norm2.weight"), placement == "sandwich" ? 1u : 0u);
+    EXPECT_EQ(names.count("lm_head.weight"), 0u);
+    EXPECT_EQ(names.count("blocks.0.ffn.w3.weight"), 0u);
+  }
+  const auto untied = by_name(TransformerLM(small_config("pre", "rmsnorm", "swiglu", false)));
+  ASSERT_TRUE(untied.count("lm_head.weight"));
+  EXPECT_EQ(untied.at("lm_head.weight").shape(), (Shape{13, 16}));
+  EXPECT_TRUE(untied.count("blocks.1.ffn.w3.weight"));
+  EXPECT_EQ(untied.count("final_norm.bias"), 0u);  // rmsnorm has no bias
+  // Parameters carry their dotted names (for gradient logs).
+  EXPECT_EQ(untied.at("blocks.1.ffn.w2.weight").name(), "blocks.1.ffn.w2.weight");
+}
+
+TEST(TransformerLM, LogitsShapeAndDtype) {
+  ModelConfig c = small_config("post");
+  c.dtype = "float64";
+  TransformerLM model(c);
+  Var logits = model.forward(random_ids(2, 4, c.vocab_size, 1));
+  EXPECT_EQ(logits.shape(), (Shape{2, 4, 13}));
+  EXPECT_EQ(logits.dtype(), DType::F64);
+  EXPECT_EQ(model.residual_rms().size(), static_cast<size_t>(c.n_layers + 1));
+}
+
+void expect_error(const ModelConfig& c, const std::string& fragment) {
+  try {
+    TransformerLM model(c);
+    FAIL() << "expected an error containing: " << fragment;
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("[model]", 0), 0u) << what;
+    EXPECT_NE(what.find(fragment), std::string::npos) << what;
+  }
+}
+
+TEST(TransformerLM, ValidationNamesKeyAndValue) {
+  ModelConfig c = small_config("pre");
+  c.n_heads = 3;
+  expect_error(c, "d_model (16) must be divisible by n_heads (3)");
+  c = small_config("pre");
+  c.norm_placement = "middle";
+  expect_error(c, "post, pre, none, sandwich, deepnorm, got 'middle'");
+  c = small_config("pre");
+  c.norm_type = "weightnorm";
+  expect_error(c, "got 'weightnorm'");
+  c = small_config("pre");
+  c.ffn_type = "moe";
+  expect_error(c, "relu, gelu, swiglu, geglu, got 'moe'");
+  c = small_config("pre");
+  c.norm_eps = 0;
+  expect_error(c, "norm_eps must be > 0");
+  c = small_config("pre");
+  c.vocab_size = 0;
+  expect_error(c, "vocab_size must be > 0, got 0");
+  c = small_config("pre");
+  c.dtype = "float16";
+  expect_error(c, "got 'float16'");
+  c = small_config("pre");
+  c.init = "kaiming";
+  expect_error(c, "xavier, gpt2, got 'kaiming'");
+  c = small_config("pre");
+  c.norm_type = "groupnorm";
+  c.norm_groups = 3;
+  expect_error(c, "norm_groups");
+  c = small_config("pre");
+  c.dropout = 1.0;
+  expect_error(c, "dropout");
+  // norm_eps is not used without norms.
+  c = small_config("none");
+  c.norm_type = "none";
+  c.norm_eps = 0;
+  EXPECT_NO_THROW(TransformerLM{c});
+}
+
+TEST(TransformerLM, SequenceLongerThanContextIsAnError) {
+  TransformerLM model(small_config("pre"));
+  try {
+    model.forward(random_ids(1, 7, 13, 0));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("T = 7 must be in [1, context_length = 6]"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(model.loss(random_ids(1, 6, 13, 0), random_ids(1, 5, 13, 0)), Error);
+}
+
+TEST(TransformerLM, ForwardIsDeterministicForTheSameSeed) {
+  const ModelConfig c = small_config("pre");
+  const Tensor ids = random_ids(2, 6, c.vocab_size, 5);
+  const auto a = TransformerLM(c).forward(ids).value().to_vector();
+  const auto b = TransformerLM(c).forward(ids).value().to_vector();
+  EXPECT_EQ(a, b);
+  ModelConfig other = c;
+  other.seed = c.seed + 1;
+  EXPECT_NE(a, TransformerLM(other).forward(ids).value().to_vector());
+}
+
+TEST(TransformerLM, DropoutDependsOnSeedAndIsOffInEval) {
+  ModelConfig c = small_config("pre");
+  c.dropout = 0.3;
+  TransformerLM model(c);
+  const Tensor ids = random_ids(2, 6, c.vocab_size, 5);
+  model.set_dropout_seed(1);
+  const auto a = model.forward(ids).value().to_vector();
+  EXPECT_EQ(a, model.forward(ids).value().to_vector());
+  model.set_dropout_seed(2);
+  EXPECT_NE(a, model.forward(ids).value().to_vector());
+  model.eval();
+  c.dropout = 0.0;
+  EXPECT_EQ(model.forward(ids).value().to_vector(), TransformerLM(c).forward(ids).value().to_vector());
+}
+
+TEST(TransformerLM, DropoutSitesGetDifferentSeeds) {
+  EXPECT_NE(dropout_site_seed(5, 0), dropout_site_seed(5, 1));
+  EXPECT_NE(dropout_site_seed(5, 1), dropout_site_seed(6, 1));
+  EXPECT_EQ(dropout_site_seed(5, 3), dropout_site_seed(5, 3));
+}
+
+TEST(TransformerLM, PostNormBlockOutputRowsAreNormalized) {
+  ModelConfig c = small_config("post");
+  c.d_model = 64;
+  c.n_heads = 4;
+  c.d_ff = 128;
+  PostNormBlock block(c, 0);
+  initialize_parameters(block, c);
+  Generator gen(4);
+  Var x = constant(Tensor::randn({2, 6, 64}, gen, 0.5, 2.0));
+  const std::vector<double> y = block.forward(x, 0).value().to_vector();
+  for (size_t row = 0; row < 12; ++row) {
+    double mean = 0, sq = 0;
+    for (size_t j = 0; j < 64; ++j) mean += y[row * 64 + j] / 64.0;
+    for (size_t j = 0; j < 64; ++j) sq += (y[row * 64 + j] - mean) * (y[row * 64 + j] - mean) / 64.0;
+    EXPECT_NEAR(mean, 0.0, 1e-5);
+    EXPECT_NEAR(sq, 1.0, 1e-3);
+  }
+}
+
+ModelConfig deep_config(const std::string& placement) {
+  ModelConfig c = small_config(placement, "layernorm", "relu");
+  c.vocab_size = 64;
+  c.d_model = 64;
+  c.n_heads = 4;
+  c.d_ff = 256;
+  c.n_layers = 8;
+  c.context_length = 16;
+  return c;
+}
+
+TEST(TransformerLM, PreLNResidualGrowsWithDepthPostLNStaysAtOne) {
+  const Tensor ids = random_ids(4, 16, 64, 9);
+  TransformerLM pre(deep_config("pre"));
+  pre.forward(ids);
+  const auto& rms_pre = pre.residual_rms();
+  ASSERT_EQ(rms_pre.size(), 9u);
+  EXPECT_GT(rms_pre.back(), rms_pre.front());
+  EXPECT_GT(rms_pre.back(), rms_pre[4]);
+  TransformerLM post(deep_config("post"));
+  post.forward(ids);
+  for (size_t l = 1; l < post.residual_rms().size(); ++l)
+    EXPECT_NEAR(post.residual_rms()[l], 1.0, 1e-3) << "after block " << l - 1;
+}
+
+TEST(TransformerLM, DeepNormAlphaAndBeta) {
+  ModelConfig c = small_config("deepnorm");
+  c.n_layers = 8;
+  DeepNormBlock block(c, 0);
+  EXPECT_DOUBLE_EQ(block.alpha(), std::pow(16.0, 0.25));
+  EXPECT_DOUBLE_EQ(deepnorm_beta(8), std::pow(64.0, -0.25));
+}
+
+}  // namespace
+}  // namespace normlab
