@@ -75,5 +75,7 @@ Var group_norm(const Var& x, const Var& gamma, const Var& beta, int64_t groups, 
 // (unbiased variance). In eval uses the running statistics.
 Var batch_norm(const Var& x, const Var& gamma, const Var& beta, Tensor running_mean,
                Tensor running_var, bool training, double momentum = 0.1, double eps = 1e-5);
+// The no-normalization baseline: y = x (its own tape node, "identity_norm"), dx = g.
+Var identity_norm(const Var& x);
 
 }  // namespace normlab

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/backend.h"
+#include "core/profiler.h"
 
 namespace normlab::ops {
 
@@ -54,6 +55,7 @@ void check_norm_param(const Tensor& param, const Tensor& x, const char* op, cons
 // ---- LayerNorm ----
 
 NormForward layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
+  ProfileScope scope(OpFamily::Norm);
   check_norm_input(x, "layer_norm");
   check_norm_param(gamma, x, "layer_norm", "gamma");
   check_norm_param(beta, x, "layer_norm", "beta");
@@ -68,6 +70,7 @@ NormForward layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
 
 NormBackward layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                  const NormForward& saved, bool need_dgamma, bool need_dbeta) {
+  ProfileScope scope(OpFamily::Norm);
   check_backward_args(dy, x, saved, "layer_norm_backward");
   NormBackward b{Tensor::empty(x.shape(), x.dtype(), x.device()), empty_like_if(need_dgamma, x),
                  empty_like_if(need_dbeta, x)};
@@ -80,6 +83,7 @@ NormBackward layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor
 // ---- RMSNorm ----
 
 NormForward rms_norm(const Tensor& x, const Tensor& weight, double eps, bool unit_offset) {
+  ProfileScope scope(OpFamily::Norm);
   check_norm_input(x, "rms_norm");
   check_norm_param(weight, x, "rms_norm", "weight");
   check_eps(eps, "rms_norm", true);
@@ -92,6 +96,7 @@ NormForward rms_norm(const Tensor& x, const Tensor& weight, double eps, bool uni
 
 NormBackward rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
                                const NormForward& saved, bool unit_offset, bool need_dweight) {
+  ProfileScope scope(OpFamily::Norm);
   check_backward_args(dy, x, saved, "rms_norm_backward");
   NormBackward b{Tensor::empty(x.shape(), x.dtype(), x.device()), empty_like_if(need_dweight, x),
                  Tensor()};
@@ -105,6 +110,7 @@ NormBackward rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& 
 
 NormForward group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t groups,
                        double eps) {
+  ProfileScope scope(OpFamily::Norm);
   check_norm_input(x, "group_norm");
   NL_CHECK(groups > 0 && x.size(-1) % groups == 0, "group_norm",
            "groups must divide the channels: C = {} (x {}) is not divisible by {} groups",
@@ -124,6 +130,7 @@ NormForward group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
 NormBackward group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                  const NormForward& saved, int64_t groups, bool need_dgamma,
                                  bool need_dbeta) {
+  ProfileScope scope(OpFamily::Norm);
   check_backward_args(dy, x, saved, "group_norm_backward");
   NormBackward b{Tensor::empty(x.shape(), x.dtype(), x.device()), empty_like_if(need_dgamma, x),
                  empty_like_if(need_dbeta, x)};
@@ -136,6 +143,7 @@ NormBackward group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor
 // ---- BatchNorm (batch statistics) ----
 
 NormForward batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
+  ProfileScope scope(OpFamily::Norm);
   check_norm_input(x, "batch_norm");
   check_norm_param(gamma, x, "batch_norm", "gamma");
   check_norm_param(beta, x, "batch_norm", "beta");
@@ -152,6 +160,7 @@ NormForward batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
 
 NormBackward batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                  const NormForward& saved, bool need_dgamma, bool need_dbeta) {
+  ProfileScope scope(OpFamily::Norm);
   check_backward_args(dy, x, saved, "batch_norm_backward");
   NormBackward b{Tensor::empty(x.shape(), x.dtype(), x.device()), empty_like_if(need_dgamma, x),
                  empty_like_if(need_dbeta, x)};

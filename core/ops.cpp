@@ -1,10 +1,13 @@
 #include "core/ops.h"
 
+#include "core/profiler.h"
+
 namespace normlab::ops {
 
 static Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
 
 Tensor unary(UnaryOp op, const Tensor& x, double alpha) {
+  ProfileScope scope(OpFamily::Elementwise);
   check_floating(x, "unary", "x");
   Tensor xc = x.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
@@ -13,6 +16,7 @@ Tensor unary(UnaryOp op, const Tensor& x, double alpha) {
 }
 
 Tensor unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, double alpha) {
+  ProfileScope scope(OpFamily::Elementwise);
   check_floating(dy, "unary_backward", "dy");
   Tensor dx = Tensor::empty(dy.shape(), dy.dtype(), dy.device());
   Tensor xc = x.defined() ? x.contiguous() : x, yc = y.defined() ? y.contiguous() : y;
@@ -21,6 +25,7 @@ Tensor unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* op_name) {
+  ProfileScope scope(OpFamily::Elementwise);
   check_floating(a, op_name, "a");
   check_floating(b, op_name, "b");
   check_same_dtype(a, b, op_name);
@@ -33,6 +38,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* op_name
 }
 
 void axpy_(double alpha, const Tensor& x, Tensor& y) {
+  ProfileScope scope(OpFamily::Elementwise);
   check_same_shape(x, y, "axpy", "x", "y");
   check_same_dtype(x, y, "axpy");
   NL_CHECK(y.is_contiguous(), "axpy", "destination must be contiguous");
@@ -40,6 +46,7 @@ void axpy_(double alpha, const Tensor& x, Tensor& y) {
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
+  ProfileScope scope(OpFamily::Elementwise);
   if (x.shape() == shape) return x;
   Tensor out = Tensor::empty(shape, x.dtype(), x.device());
   backend_of(x).sum_to_shape(x.contiguous(), out);
@@ -47,6 +54,7 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
 }
 
 Tensor reduce(ReduceOp op, const Tensor& x, int axis, bool keepdim) {
+  ProfileScope scope(OpFamily::Elementwise);
   check_floating(x, "reduce", "x");
   const int ax = normalize_axis(axis, x.dim(), "reduce");
   Shape out_shape = x.shape();
@@ -57,10 +65,18 @@ Tensor reduce(ReduceOp op, const Tensor& x, int axis, bool keepdim) {
   return out;
 }
 
-double sum_squares(const Tensor& x) { return backend_of(x).sum_squares(x.contiguous()); }
-bool all_finite(const Tensor& x) { return backend_of(x).all_finite(x.contiguous()); }
+double sum_squares(const Tensor& x) {
+  ProfileScope scope(OpFamily::Elementwise);
+  return backend_of(x).sum_squares(x.contiguous());
+}
+
+bool all_finite(const Tensor& x) {
+  ProfileScope scope(OpFamily::Elementwise);
+  return backend_of(x).all_finite(x.contiguous());
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  ProfileScope scope(OpFamily::Gemm);
   check_floating(a, "matmul", "a");
   check_floating(b, "matmul", "b");
   check_same_dtype(a, b, "matmul");
@@ -103,6 +119,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
 }
 
 Tensor softmax(const Tensor& x, bool causal) {
+  ProfileScope scope(OpFamily::Attention);
   check_floating(x, causal ? "causal_softmax" : "softmax", "x");
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
   backend_of(x).softmax(x.contiguous(), y, causal);
@@ -110,6 +127,7 @@ Tensor softmax(const Tensor& x, bool causal) {
 }
 
 Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
+  ProfileScope scope(OpFamily::Attention);
   check_same_shape(y, dy, "softmax_backward", "y", "dy");
   Tensor dx = Tensor::empty(y.shape(), y.dtype(), y.device());
   backend_of(y).softmax_backward(y.contiguous(), dy.contiguous(), dx);
@@ -125,6 +143,33 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   out_shape.push_back(weight.size(1));
   Tensor out = Tensor::empty(out_shape, weight.dtype(), weight.device());
   backend_of(weight).embedding_forward(weight.contiguous(), ids.contiguous(), out);
+  return out;
+}
+
+Tensor narrow_last(const Tensor& x, int64_t start, int64_t length) {
+  check_defined(x, "narrow_last", "x");
+  NL_CHECK(x.dim() >= 1, "narrow_last", "needs at least a 1-d input, got shape {}", shape_str(x.shape()));
+  const int64_t cols = x.size(-1);
+  NL_CHECK(start >= 0 && length >= 0 && start + length <= cols, "narrow_last",
+           "range [{}, {}) is outside the last axis of {}", start, start + length, shape_str(x.shape()));
+  Shape out_shape = x.shape();
+  out_shape.back() = length;
+  Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
+  backend_of(x).copy_columns(x.contiguous(), start, out, 0, length);
+  return out;
+}
+
+Tensor pad_last(const Tensor& x, int64_t start, int64_t total) {
+  check_defined(x, "pad_last", "x");
+  NL_CHECK(x.dim() >= 1, "pad_last", "needs at least a 1-d input, got shape {}", shape_str(x.shape()));
+  const int64_t length = x.size(-1);
+  NL_CHECK(start >= 0 && start + length <= total, "pad_last",
+           "cannot place {} at [{}, {}) of a last axis of {}", shape_str(x.shape()), start,
+           start + length, total);
+  Shape out_shape = x.shape();
+  out_shape.back() = total;
+  Tensor out = Tensor::zeros(out_shape, x.dtype(), x.device());
+  backend_of(x).copy_columns(x.contiguous(), 0, out, start, length);
   return out;
 }
 

@@ -41,4 +41,11 @@ Tensor softmax_backward(const Tensor& y, const Tensor& dy);
 // weight (V, C), ids int32 of any shape -> (*ids.shape, C).
 Tensor embedding(const Tensor& weight, const Tensor& ids);
 
+// x[..., start : start + length] along the last axis, as a fresh contiguous tensor.
+// Throws "[narrow_last] ..." naming the shape when the range is outside the last axis.
+Tensor narrow_last(const Tensor& x, int64_t start, int64_t length);
+// The adjoint of narrow_last: a zero tensor (..., total) with x (..., L) written at
+// [..., start : start + L].
+Tensor pad_last(const Tensor& x, int64_t start, int64_t total);
+
 }  // namespace normlab::ops

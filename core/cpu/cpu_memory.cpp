@@ -79,6 +79,20 @@ void CpuBackend::copy_strided(const Tensor& src, Tensor& dst) {
   }
 }
 
+void CpuBackend::copy_columns(const Tensor& src, int64_t src_start, Tensor& dst, int64_t dst_start,
+                              int64_t length) {
+  const int64_t src_cols = src.dim() == 0 ? 1 : src.shape().back();
+  const int64_t dst_cols = dst.dim() == 0 ? 1 : dst.shape().back();
+  const int64_t rows = src_cols == 0 ? 0 : src.numel() / src_cols;
+  if (length == 0 || rows == 0) return;
+  const size_t elem = dtype_size(src.dtype());
+  const char* s = static_cast<const char*>(src.raw_data());
+  char* d = static_cast<char*>(dst.raw_data());
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(d + (r * dst_cols + dst_start) * elem, s + (r * src_cols + src_start) * elem,
+                static_cast<size_t>(length) * elem);
+}
+
 Backend& cpu_backend() {
   static CpuBackend backend;
   return backend;

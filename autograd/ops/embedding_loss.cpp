@@ -1,0 +1,57 @@
+// Embedding lookup and the fused cross-entropy loss.
+#include <algorithm>
+
+#include "autograd/ops.h"
+#include "core/ops.h"
+
+namespace normlab {
+
+// y[r, :] = W[ids[r], :]   ids (rows,) any shape, W (V, C), y (*ids, C).
+// dL/dW[v, :] = sum over the positions r with ids[r] == v of g[r, :] (a scatter-add; ids that repeat
+// sum, rows never looked up get 0):   dW = zeros (V, C), then dW[ids[r]] += g[r]   (saves ids).
+// ids are integers: no gradient.
+Var embedding(const Var& weight, const Tensor& ids) {
+  Tensor y = ops::embedding(weight.value(), ids);  // checks shapes, dtype and id range
+  const Shape w_shape = weight.shape();
+  Tensor saved_ids = ids.contiguous();
+  return record("embedding", {weight}, y, [w_shape, saved_ids](const Tensor& g) -> Grads {
+    Tensor dw = Tensor::zeros(w_shape, g.dtype(), g.device());
+    backend_for(g.device()).embedding_backward(saved_ids, g.contiguous(), dw);
+    return {dw};
+  });
+}
+
+// logits (..., V) as X (N, V), targets t (N,) int32; counted rows K = {r : t_r != ignore_index},
+// n = |K|. L = (1/n) sum_{r in K} (lse_r - X[r, t_r]),  lse_r = log sum_j exp X[r, j].
+// d lse_r / dX[r, j] = softmax(X_r)_j, so with g = dL_out/dL (a scalar):
+//   dX[r, j] = (g / n) (softmax(X_r)_j - [j == t_r])  for r in K,   0 for ignored rows.
+// The kernel recomputes softmax from the saved lse (exp(X - lse)); nothing (N, V) is saved but X.
+Var cross_entropy(const Var& logits, const Tensor& targets, int32_t ignore_index) {
+  check_floating(logits.value(), "cross_entropy", "logits");
+  NL_CHECK(logits.dim() >= 1, "cross_entropy", "logits must be (..., V), got {}", shape_str(logits.shape()));
+  NL_CHECK(targets.defined() && targets.dtype() == DType::I32, "cross_entropy",
+           "targets must be int32, got {}", targets.defined() ? dtype_name(targets.dtype()) : "undefined");
+  const Shape lead(logits.shape().begin(), logits.shape().end() - 1);
+  NL_CHECK(targets.shape() == lead, "cross_entropy", "targets {} must have logits {} without the last axis",
+           shape_str(targets.shape()), shape_str(logits.shape()));
+  const int64_t vocab = logits.size(-1);
+  Tensor x = logits.value().reshape({-1, vocab}).contiguous();  // (N, V)
+  Tensor t = targets.reshape({-1}).contiguous();                 // (N,)
+  Tensor lse = Tensor::empty({x.size(0)}, x.dtype(), x.device());
+  Backend& backend = backend_for(x.device());
+  const double loss = backend.cross_entropy_forward(x, t, ignore_index, lse);
+  // The mean's denominator: the number of counted targets (a host-side count of int ids).
+  const std::vector<int32_t> ids = t.to_ints();
+  const int64_t count = static_cast<int64_t>(ids.size()) - std::count(ids.begin(), ids.end(), ignore_index);
+  Tensor y = Tensor::full({}, loss, x.dtype(), x.device());
+  const Shape logits_shape = logits.shape();
+  return record("cross_entropy", {logits}, y,
+                [x, t, lse, ignore_index, count, logits_shape](const Tensor& g) -> Grads {
+                  const double scale = count > 0 ? g.item() / static_cast<double>(count) : 0.0;
+                  Tensor dx = Tensor::empty(x.shape(), x.dtype(), x.device());
+                  backend_for(x.device()).cross_entropy_backward(x, t, ignore_index, lse, scale, dx);
+                  return {dx.reshape(logits_shape)};
+                });
+}
+
+}  // namespace normlab

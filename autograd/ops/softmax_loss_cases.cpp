@@ -1,0 +1,58 @@
+// Gradient-check cases for softmax, causal softmax, attention, embedding, cross-entropy and dropout.
+// Nonlinear cases use step 1e-4: truncation error ~ h^2 f''' / 6 ~ 1e-9, rounding ~ 1e-16 |L| / h.
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "autograd/ops/case_inputs.h"
+
+namespace normlab {
+
+using cases::normal_case;
+
+namespace {
+
+constexpr double kStep = 1e-4;
+
+// Causal multi-head self-attention on given q, k, v (B, T, C):
+//   per head: softmax_causal(q k^T / sqrt(D)) v, heads merged back to (B, T, C).
+Var attention(const Var& q, const Var& k, const Var& v, int64_t heads) {
+  const Var qh = split_heads(q, heads), kh = split_heads(k, heads), vh = split_heads(v, heads);
+  const double d = static_cast<double>(q.size(-1) / heads);
+  const Var scores = scale(matmul(qh, kh, false, true), 1.0 / std::sqrt(d));  // (B, H, T, T)
+  return merge_heads(matmul(causal_softmax(scores), vh));                     // (B, T, C)
+}
+
+}  // namespace
+
+void register_softmax_loss_cases(std::vector<OpCase>& c) {
+  c.push_back(normal_case("softmax", "softmax over the last axis of (3, 5)", {"x"}, {{3, 5}},
+                          [](const std::vector<Var>& v) { return softmax(v[0]); }, kStep, true));
+  c.push_back(normal_case("causal_softmax", "causal softmax of (2, 4, 4) scores", {"x"}, {{2, 4, 4}},
+                          [](const std::vector<Var>& v) { return causal_softmax(v[0]); }, kStep));
+  c.push_back(normal_case("attention",
+                          "causal self-attention, q k v (2, 4, 6), 2 heads: split_heads, q k^T / sqrt(D), "
+                          "causal_softmax, @ v, merge_heads",
+                          {"q", "k", "v"}, {{2, 4, 6}, {2, 4, 6}, {2, 4, 6}},
+                          [](const std::vector<Var>& v) { return attention(v[0], v[1], v[2], 2); },
+                          kStep));
+  {
+    // ids (2, 3) with a repeated id (1 and 4 twice) and an unused row (2, 3): the scatter-add sums.
+    const Tensor ids = Tensor::from_ints({1, 4, 1, 0, 5, 4}, {2, 3});
+    c.push_back(normal_case("embedding", "weight (6, 4) looked up at ids (2, 3) with repeats", {"weight"},
+                            {{6, 4}},
+                            [ids](const std::vector<Var>& v) { return embedding(v[0], ids); }, 1e-3));
+  }
+  {
+    // targets (2, 3) with one position ignored (-1): it must not count in the mean.
+    const Tensor targets = Tensor::from_ints({1, 4, -1, 0, 2, 3}, {2, 3});
+    c.push_back(normal_case("cross_entropy", "mean cross-entropy of logits (2, 3, 5), one target ignored",
+                            {"logits"}, {{2, 3, 5}},
+                            [targets](const std::vector<Var>& v) { return cross_entropy(v[0], targets, -1); },
+                            kStep));
+  }
+  c.push_back(normal_case("dropout", "dropout p = 0.3, seed 1234, training (a fixed mask)", {"x"}, {{4, 5}},
+                          [](const std::vector<Var>& v) { return dropout(v[0], 0.3, 1234, true); }, 1e-3,
+                          true));
+}
+
+}  // namespace normlab

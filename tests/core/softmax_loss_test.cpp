@@ -1,0 +1,153 @@
+// Softmax, cross-entropy, embedding and dropout kernels against naive computations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/ops.h"
+#include "core/random.h"
+
+namespace normlab {
+namespace {
+
+std::vector<double> naive_softmax_row(const std::vector<double>& x, size_t begin, size_t len) {
+  double m = -INFINITY;
+  for (size_t j = 0; j < len; ++j) m = std::max(m, x[begin + j]);
+  std::vector<double> y(len);
+  double s = 0;
+  for (size_t j = 0; j < len; ++j) s += (y[j] = std::exp(x[begin + j] - m));
+  for (double& v : y) v /= s;
+  return y;
+}
+
+class SoftmaxTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(SoftmaxTest, RowsSumToOneAndMatchNaive) {
+  Generator gen(1);
+  Tensor x = Tensor::randn({4, 7}, gen, 0.0, 3.0, GetParam());
+  const std::vector<double> xv = x.to_vector(), y = ops::softmax(x, false).to_vector();
+  const double tol = GetParam() == DType::F32 ? 1e-6 : 1e-14;
+  for (size_t r = 0; r < 4; ++r) {
+    const auto want = naive_softmax_row(xv, r * 7, 7);
+    double s = 0;
+    for (size_t j = 0; j < 7; ++j) {
+      EXPECT_NEAR(y[r * 7 + j], want[j], tol);
+      EXPECT_GT(y[r * 7 + j], 0.0);
+      s += y[r * 7 + j];
+    }
+    EXPECT_NEAR(s, 1.0, 10 * tol);
+  }
+}
+
+TEST_P(SoftmaxTest, CausalMasksAboveTheDiagonalWithExactZeros) {
+  Generator gen(2);
+  const int64_t T = 5;
+  Tensor x = Tensor::randn({2, T, T}, gen, 0.0, 1.0, GetParam());
+  const std::vector<double> xv = x.to_vector(), y = ops::softmax(x, true).to_vector();
+  const double tol = GetParam() == DType::F32 ? 1e-6 : 1e-14;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t i = 0; i < T; ++i) {
+      const size_t row = static_cast<size_t>((b * T + i) * T);
+      const auto want = naive_softmax_row(xv, row, static_cast<size_t>(i + 1));  // columns 0..i
+      double s = 0;
+      for (int64_t j = 0; j < T; ++j) {
+        if (j > i) {
+          EXPECT_EQ(y[row + j], 0.0) << "masked (" << i << ", " << j << ")";
+        } else {
+          EXPECT_NEAR(y[row + j], want[j], tol);
+        }
+        s += y[row + j];
+      }
+      EXPECT_NEAR(s, 1.0, 10 * tol);
+    }
+  EXPECT_THROW(ops::softmax(Tensor::zeros({2, 3, 4}, GetParam()), true), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest, ::testing::Values(DType::F32, DType::F64),
+                         [](const auto& info) { return info.param == DType::F32 ? "f32" : "f64"; });
+
+TEST(Softmax, BackwardIsTheJacobianTransposeProduct) {
+  Generator gen(3);
+  Tensor x = Tensor::randn({3, 4}, gen, 0.0, 1.0, DType::F64);
+  Tensor dy = Tensor::randn({3, 4}, gen, 0.0, 1.0, DType::F64);
+  Tensor y = ops::softmax(x, false);
+  const std::vector<double> yv = y.to_vector(), gv = dy.to_vector();
+  const std::vector<double> dx = ops::softmax_backward(y, dy).to_vector();
+  for (int r = 0; r < 3; ++r)
+    for (int i = 0; i < 4; ++i) {
+      double want = 0;  // sum_j g_j dy_j/dx_i = sum_j g_j y_j ([i == j] - y_i)
+      for (int j = 0; j < 4; ++j) want += gv[r * 4 + j] * yv[r * 4 + j] * ((i == j) - yv[r * 4 + i]);
+      EXPECT_NEAR(dx[r * 4 + i], want, 1e-14);
+    }
+}
+
+TEST(CrossEntropy, ForwardMatchesNaiveAndSkipsIgnoredRows) {
+  Generator gen(4);
+  const int64_t N = 5, V = 6;
+  Tensor logits = Tensor::randn({N, V}, gen, 0.0, 2.0, DType::F64);
+  Tensor targets = Tensor::from_ints({2, -100, 5, 0, -100}, {N});
+  Tensor lse = Tensor::empty({N}, DType::F64);
+  const double loss = cpu_backend().cross_entropy_forward(logits, targets, -100, lse);
+
+  const std::vector<double> x = logits.to_vector(), l = lse.to_vector();
+  const std::vector<int32_t> t = targets.to_ints();
+  double total = 0;
+  int counted = 0;
+  for (int64_t r = 0; r < N; ++r) {
+    double s = 0;
+    for (int64_t j = 0; j < V; ++j) s += std::exp(x[r * V + j]);
+    EXPECT_NEAR(l[r], std::log(s), 1e-12);
+    if (t[r] == -100) continue;
+    total += -std::log(std::exp(x[r * V + t[r]]) / s);
+    ++counted;
+  }
+  EXPECT_NEAR(loss, total / counted, 1e-12);
+
+  // Backward with scale 1/3: (softmax - onehot) / 3 on counted rows, zero on ignored rows.
+  Tensor d = Tensor::empty({N, V}, DType::F64);
+  cpu_backend().cross_entropy_backward(logits, targets, -100, lse, 1.0 / 3.0, d);
+  const std::vector<double> dv = d.to_vector();
+  for (int64_t r = 0; r < N; ++r) {
+    const auto p = naive_softmax_row(x, static_cast<size_t>(r * V), static_cast<size_t>(V));
+    for (int64_t j = 0; j < V; ++j) {
+      const double want = t[r] == -100 ? 0.0 : (p[j] - (j == t[r])) / 3.0;
+      EXPECT_NEAR(dv[r * V + j], want, 1e-14);
+    }
+  }
+}
+
+TEST(CrossEntropy, TargetOutOfRangeThrows) {
+  Tensor lse = Tensor::empty({2}, DType::F64);
+  EXPECT_THROW(cpu_backend().cross_entropy_forward(Tensor::zeros({2, 3}, DType::F64),
+                                                   Tensor::from_ints({0, 3}, {2}), -1, lse),
+               Error);
+}
+
+TEST(Embedding, GatherAndScatterAdd) {
+  Tensor w = Tensor::from_vector({0, 1, 10, 11, 20, 21}, {3, 2}, DType::F64);
+  Tensor ids = Tensor::from_ints({2, 0, 2}, {3});
+  EXPECT_EQ(ops::embedding(w, ids).to_vector(), (std::vector<double>{20, 21, 0, 1, 20, 21}));
+  Tensor dw = Tensor::zeros({3, 2}, DType::F64);
+  cpu_backend().embedding_backward(ids, Tensor::from_vector({1, 2, 3, 4, 5, 6}, {3, 2}, DType::F64), dw);
+  EXPECT_EQ(dw.to_vector(), (std::vector<double>{3, 4, 0, 0, 6, 8}));  // id 2 twice: summed
+  EXPECT_THROW(ops::embedding(w, Tensor::from_ints({3}, {1})), Error);
+  EXPECT_THROW(ops::embedding(w, Tensor::from_ints({-1}, {1})), Error);
+}
+
+TEST(Dropout, MaskIsDeterministicScaledAndKeepsAboutOneMinusP) {
+  const double p = 0.25;
+  Tensor a = Tensor::empty({10000}, DType::F64), b = Tensor::empty({10000}, DType::F64);
+  cpu_backend().dropout_mask(9, p, a);
+  cpu_backend().dropout_mask(9, p, b);
+  EXPECT_EQ(a.to_vector(), b.to_vector());
+  int kept = 0;
+  for (double m : a.to_vector()) {
+    ASSERT_TRUE(m == 0.0 || std::abs(m - 1.0 / (1.0 - p)) < 1e-15) << m;
+    kept += m != 0.0;
+  }
+  EXPECT_NEAR(kept / 10000.0, 1.0 - p, 0.02);
+  cpu_backend().dropout_mask(10, p, b);
+  EXPECT_NE(a.to_vector(), b.to_vector());
+}
+
+}  // namespace
+}  // namespace normlab

@@ -1,0 +1,145 @@
+// Tensor factories, views (reshape / transpose share storage), contiguous copies, host round-trips.
+#include <gtest/gtest.h>
+
+#include "core/ops.h"
+#include "core/random.h"
+#include "core/tensor.h"
+
+namespace normlab {
+namespace {
+
+std::vector<double> iota(int64_t n, double start = 0.0) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<double>(i);
+  return v;
+}
+
+TEST(Tensor, FactoriesHaveShapeDtypeAndValues) {
+  Tensor z = Tensor::zeros({2, 3}, DType::F64);
+  EXPECT_EQ(z.shape(), (Shape{2, 3}));
+  EXPECT_EQ(z.dtype(), DType::F64);
+  EXPECT_EQ(z.numel(), 6);
+  EXPECT_TRUE(z.is_contiguous());
+  for (double v : z.to_vector()) EXPECT_EQ(v, 0.0);
+
+  Tensor f = Tensor::full({4}, 2.5);
+  EXPECT_EQ(f.dtype(), DType::F32);
+  for (double v : f.to_vector()) EXPECT_EQ(v, 2.5);
+  for (double v : Tensor::ones({3, 1}, DType::F64).to_vector()) EXPECT_EQ(v, 1.0);
+
+  Tensor s = Tensor::scalar(-4.0, DType::F64);
+  EXPECT_EQ(s.dim(), 0);
+  EXPECT_EQ(s.numel(), 1);
+  EXPECT_EQ(s.item(), -4.0);
+  EXPECT_EQ(z.describe(), "float64 (2, 3) cpu");
+  EXPECT_FALSE(Tensor().defined());
+}
+
+TEST(Tensor, NegativeDimensionIsRejected) {
+  EXPECT_THROW(Tensor::empty({2, -1}), Error);
+}
+
+TEST(Tensor, FromVectorRoundTripsEveryDtype) {
+  const std::vector<double> v = {1.5, -2.0, 3.25, 0.0, 7.0, -0.5};
+  EXPECT_EQ(Tensor::from_vector(v, {2, 3}, DType::F64).to_vector(), v);
+  EXPECT_EQ(Tensor::from_vector(v, {3, 2}, DType::F32).to_vector(), v);  // exactly representable
+  const std::vector<int32_t> ids = {3, -1, 0, 9};
+  EXPECT_EQ(Tensor::from_ints(ids, {2, 2}).to_ints(), ids);
+  EXPECT_THROW(Tensor::from_vector(v, {4, 2}), Error);
+  EXPECT_THROW(Tensor::from_ints(ids, {3}), Error);
+}
+
+TEST(Tensor, TypedAccessChecksDtype) {
+  Tensor t = Tensor::zeros({2}, DType::F32);
+  EXPECT_NO_THROW(t.data<float>());
+  EXPECT_THROW(t.data<double>(), Error);
+}
+
+TEST(Tensor, ReshapeOfContiguousIsAViewSharingStorage) {
+  Tensor x = Tensor::from_vector(iota(24), {2, 3, 4}, DType::F64);
+  Tensor y = x.reshape({4, -1});
+  EXPECT_EQ(y.shape(), (Shape{4, 6}));
+  EXPECT_EQ(y.storage(), x.storage());
+  EXPECT_EQ(y.to_vector(), x.to_vector());
+  y.data<double>()[5] = 100.0;  // writes through the view
+  EXPECT_EQ(x.to_vector()[5], 100.0);
+  EXPECT_THROW(x.reshape({5, 5}), Error);
+  EXPECT_THROW(x.reshape({-1, -1}), Error);
+  EXPECT_THROW(x.reshape({-1, 7}), Error);
+}
+
+TEST(Tensor, TransposeIsAStridedViewAndContiguousCopies) {
+  Tensor x = Tensor::from_vector(iota(6), {2, 3}, DType::F64);
+  Tensor t = x.transpose(0, 1);
+  EXPECT_EQ(t.shape(), (Shape{3, 2}));
+  EXPECT_EQ(t.storage(), x.storage());
+  EXPECT_FALSE(t.is_contiguous());
+  EXPECT_EQ(t.strides(), (Shape{1, 3}));
+  // Logical order of the transpose: t[i][j] = x[j][i].
+  EXPECT_EQ(t.to_vector(), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+
+  Tensor c = t.contiguous();
+  EXPECT_TRUE(c.is_contiguous());
+  EXPECT_NE(c.storage(), x.storage());
+  EXPECT_EQ(c.to_vector(), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(x.contiguous().storage(), x.storage());  // no copy when already contiguous
+
+  // Reshaping a non-contiguous view must copy first (the element order is the logical one).
+  Tensor r = t.reshape({6});
+  EXPECT_NE(r.storage(), x.storage());
+  EXPECT_EQ(r.to_vector(), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+}
+
+TEST(Tensor, TransposeOfThreeDimsMatchesIndexMapping) {
+  Tensor x = Tensor::from_vector(iota(24), {2, 3, 4}, DType::F32);
+  Tensor t = x.transpose(0, 2).contiguous();  // (4, 3, 2)
+  const std::vector<double> tv = t.to_vector();
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(tv[(k * 3 + j) * 2 + i], (i * 3 + j) * 4 + k);
+}
+
+TEST(Tensor, CloneIsIndependentAndConversionsWork) {
+  Tensor x = Tensor::from_vector({1, 2, 3}, {3}, DType::F64);
+  Tensor c = x.clone();
+  c.data<double>()[0] = 9;
+  EXPECT_EQ(x.to_vector()[0], 1.0);
+  Tensor f = x.to(DType::F32);
+  EXPECT_EQ(f.dtype(), DType::F32);
+  EXPECT_EQ(f.to_vector(), x.to_vector());
+  Tensor dst = Tensor::zeros({3}, DType::F64);
+  dst.copy_(f);
+  EXPECT_EQ(dst.to_vector(), x.to_vector());
+  dst.fill_(4.0);
+  EXPECT_EQ(dst.to_vector(), (std::vector<double>{4, 4, 4}));
+  EXPECT_THROW(dst.copy_(Tensor::zeros({4})), Error);
+}
+
+TEST(Tensor, RandomFactoriesAreSeeded) {
+  Generator a(11), b(11);
+  Tensor x = Tensor::randn({5, 7}, a, 0.0, 1.0, DType::F64);
+  Tensor y = Tensor::randn({5, 7}, b, 0.0, 1.0, DType::F64);
+  EXPECT_EQ(x.to_vector(), y.to_vector());
+  Tensor u = Tensor::uniform({100}, a, -2.0, 3.0, DType::F64);
+  for (double v : u.to_vector()) {
+    EXPECT_GE(v, -2.0);
+    EXPECT_LT(v, 3.0);
+  }
+}
+
+TEST(Tensor, NarrowLastAndPadLastAreAdjoint) {
+  Tensor x = Tensor::from_vector(iota(12), {3, 4}, DType::F64);
+  Tensor n = ops::narrow_last(x, 1, 2);
+  EXPECT_EQ(n.shape(), (Shape{3, 2}));
+  EXPECT_EQ(n.to_vector(), (std::vector<double>{1, 2, 5, 6, 9, 10}));
+  Tensor p = ops::pad_last(n, 1, 4);
+  EXPECT_EQ(p.to_vector(), (std::vector<double>{0, 1, 2, 0, 0, 5, 6, 0, 0, 9, 10, 0}));
+  // Works on a non-contiguous input (it is made contiguous first).
+  Tensor t = ops::narrow_last(x.transpose(0, 1), 0, 1);  // first column of x^T = x's first row
+  EXPECT_EQ(t.to_vector(), (std::vector<double>{0, 1, 2, 3}));
+  EXPECT_THROW(ops::narrow_last(x, 3, 2), Error);
+  EXPECT_THROW(ops::pad_last(n, 3, 4), Error);
+}
+
+}  // namespace
+}  // namespace normlab
