@@ -3,9 +3,11 @@
 // prints one row per (op, input) and exits 1 on any failure.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "autograd/gradcheck.h"
+#include "nn/model_cases.h"
 #include "experiments/cli/commands.h"
 
 namespace normlab::cli {
@@ -42,7 +44,9 @@ CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--shape", *shape_text, "shape of the first input, e.g. 4,16 (default: per op)");
   cmd->add_flag("--list", *list, "list the op names and exit");
   cmd->callback([=, &exit_code] {
-    const auto& cases = op_cases();
+    // The op registry plus the whole-model checks that nn/ adds (tiny float64 transformers).
+    std::vector<OpCase> cases = op_cases();
+    register_model_cases(cases);
     if (*list) {
       for (const OpCase& c : cases) fmt::print("{:<24} {}\n", c.name, c.description);
       return;
@@ -50,8 +54,9 @@ CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code) {
     std::vector<const OpCase*> selected;
     if (*op == "all") {
       for (const OpCase& c : cases) selected.push_back(&c);
-    } else if (const OpCase* c = find_op_case(*op)) {
-      selected.push_back(c);
+    } else if (auto it = std::find_if(cases.begin(), cases.end(), [&](const OpCase& c) { return c.name == *op; });
+               it != cases.end()) {
+      selected.push_back(&*it);
     } else {
       std::string names;
       for (const OpCase& c : cases) names += (names.empty() ? "" : ", ") + c.name;

@@ -9,6 +9,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   normlab::cli::add_gradcheck_command(app, exit_code);
+  normlab::cli::add_train_command(app, exit_code);
+  normlab::cli::add_grads_command(app, exit_code);
+  normlab::cli::add_sample_command(app, exit_code);
+  normlab::cli::add_plot_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

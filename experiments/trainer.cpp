@@ -1,0 +1,199 @@
+#include "experiments/trainer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "autograd/tape.h"
+#include "core/backend.h"
+#include "core/ops.h"
+#include "experiments/atomic_file.h"
+#include "experiments/checkpoint.h"
+#include "experiments/config.h"
+#include "experiments/grad_stats.h"
+#include "experiments/run_dir.h"
+#include "nn/transformer.h"
+#include "optim/schedule.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Mean loss over log.eval_batches validation batches drawn from a generator of their own, so that
+// evaluating never changes the training data stream.
+double validation_loss(TransformerLM& model, const Dataset& data, const RunConfig& c, int64_t step) {
+  NoGradGuard no_grad;
+  model.eval();
+  Generator gen(c.train.seed * 1000003ull + 7919ull);
+  double total = 0.0;
+  for (int64_t i = 0; i < c.log.eval_batches; ++i) {
+    Batch b = data.sample(true, c.train.batch_size, c.train.context, gen);
+    total += model.loss(b.inputs, b.targets).item();
+  }
+  model.train();
+  return total / static_cast<double>(std::max<int64_t>(c.log.eval_batches, 1));
+}
+
+void print_progress(bool tty, int64_t step, int64_t total, double loss, double lr, double tps,
+                    double elapsed) {
+  const double eta = step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total - step) : 0.0;
+  if (tty) {
+    fmt::print(stderr, "\r  step {:>6}/{:<6} loss {:.4f}  lr {:.2e}  {:>8.0f} tok/s  ETA {:>5.0f}s ", step,
+               total, loss, lr, tps, eta);
+  } else {
+    fmt::print(stderr, "  step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s ETA {:.0f}s\n", step, total, loss,
+               lr, tps, eta);
+  }
+}
+
+}  // namespace
+
+TrainResult train(const RunConfig& given, const TrainOptions& options) {
+  const auto t_start = Clock::now();
+  RunConfig c = options.resume_dir.empty()
+                    ? given
+                    : load_config((fs::path(options.resume_dir) / "config.toml").string(), {});
+  set_num_threads(c.train.threads);
+
+  std::unique_ptr<Dataset> data = make_dataset(c.data);
+  c.model.vocab_size = data->vocab_size();
+  TransformerLM model(c.model);
+  auto optimizer = make_optimizer(c.optim, model.named_parameters());
+  Generator data_gen(c.train.seed);
+
+  TrainResult result;
+  const bool resuming = !options.resume_dir.empty();
+  const fs::path resume_path = fs::path(options.resume_dir).lexically_normal();
+  const fs::path dir =
+      resuming ? prepare_run_dir(resume_path.parent_path().string(), resume_path.filename().string(), true)
+               : prepare_run_dir(c.train.out_dir, c.train.name, false);
+  result.run_dir = dir.string();
+  int64_t start_step = 0;
+  std::optional<int64_t> keep_logs_through;  // a resumed run drops what was logged after its checkpoint
+  if (!resuming) {
+    write_file_atomic((dir / run_files::kConfig).string(), config_to_toml(c));
+    if (data->tokenizer()) write_file_atomic((dir / "tokenizer.json").string(), data->tokenizer()->to_json());
+  } else {
+    start_step = load_checkpoint(dir.string(), model, *optimizer, data_gen);
+    keep_logs_through = start_step - 1;
+    fs::remove(dir / run_files::kSummary);
+  }
+
+  MetricsWriter metrics(dir / run_files::kMetrics, keep_logs_through);
+  GradNormWriter grad_log(dir / run_files::kGradNorms, keep_logs_through);
+  const bool tty = !options.quiet && isatty(STDERR_FILENO);
+  const int64_t tokens_per_step = c.train.batch_size * c.train.context;
+  const int64_t end_step = options.stop_after >= 0 ? std::min(c.train.steps, start_step + options.stop_after)
+                                                   : c.train.steps;
+  result.status = "completed";
+  result.best_val_loss = INFINITY;
+  double tokens_per_second = 0.0, train_seconds = 0.0;
+  int64_t timed_steps = 0;
+
+  for (int64_t step = start_step; step < end_step; ++step) {
+    const auto t_step = Clock::now();
+    model.set_dropout_seed(c.train.seed * 7777777ull + static_cast<uint64_t>(step));
+    Batch batch = data->sample(false, c.train.batch_size, c.train.context, data_gen);
+    Var loss = model.loss(batch.inputs, batch.targets);
+    const double loss_value = loss.item();
+    backward(loss);
+    const auto params = model.named_parameters();
+
+    // Gradient norms: at step 0 (initialization, before any update) and every grad_norm_every steps.
+    if (step == 0 || (c.log.grad_norm_every > 0 && step % c.log.grad_norm_every == 0)) {
+      std::vector<std::pair<std::string, double>> rms;
+      for (size_t l = 0; l < model.residual_rms().size(); ++l)
+        rms.emplace_back(fmt::format("residual_rms.{}", l), model.residual_rms()[l]);
+      const auto zero = grad_log.write(step, parameter_grad_norms(params), rms);
+      if (step == start_step && !zero.empty() && !options.quiet)
+        fmt::print(stderr, "warning: {} parameter(s) got an exactly zero gradient (a cut graph?), e.g. {}\n",
+                   zero.size(), zero.front());
+    }
+
+    std::vector<Var> plain;
+    for (const auto& p : params) plain.push_back(p.second);
+    const double grad_norm = clip_grad_norm(plain, c.optim.grad_clip);
+    const double lr = learning_rate(c.schedule, c.optim.lr, step, c.train.steps);
+
+    // Divergence is a result: record where and why, keep everything logged so far.
+    std::string reason;
+    if (!std::isfinite(loss_value)) reason = fmt::format("loss is {}", loss_value);
+    else if (loss_value > c.train.divergence_loss)
+      reason = fmt::format("loss {:.4g} exceeds train.divergence_loss {:.4g}", loss_value, c.train.divergence_loss);
+    else if (!std::isfinite(grad_norm)) reason = fmt::format("gradient norm is {}", grad_norm);
+    if (!reason.empty()) {
+      result.status = "diverged";
+      result.reason = reason;
+      result.steps_done = step;
+      metrics.write({{"step", step}, {"train_loss", std::isfinite(loss_value) ? nlohmann::json(loss_value) : nlohmann::json(nullptr)},
+                     {"lr", lr}, {"diverged", reason}});
+      break;
+    }
+    {
+      NoGradGuard no_grad;
+      optimizer->step(lr);
+    }
+    optimizer->zero_grad();
+    result.final_train_loss = loss_value;
+    result.steps_done = step + 1;
+
+    const double dt = seconds_since(t_step);
+    if (step > start_step) {  // the first step pays one-time allocation costs
+      train_seconds += dt;
+      ++timed_steps;
+    }
+    tokens_per_second = timed_steps > 0 ? static_cast<double>(tokens_per_step * timed_steps) / train_seconds
+                                        : static_cast<double>(tokens_per_step) / dt;
+    const bool last = step + 1 == c.train.steps;
+    nlohmann::json row = {{"step", step}, {"train_loss", loss_value}, {"lr", lr},
+                          {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_second}};
+    if ((c.log.eval_every > 0 && (step + 1) % c.log.eval_every == 0) || last) {
+      const double val = validation_loss(model, *data, c, step);
+      row["val_loss"] = val;
+      result.final_val_loss = val;
+      result.best_val_loss = std::min(result.best_val_loss, val);
+    }
+    if (step % std::max<int64_t>(c.log.every, 1) == 0 || last || row.contains("val_loss")) metrics.write(row);
+    if (!options.quiet && (tty || step % std::max<int64_t>(c.log.every * 10, 1) == 0 || last))
+      print_progress(tty, step + 1, c.train.steps, loss_value, lr, tokens_per_second, seconds_since(t_start));
+    if (c.train.checkpoint_every > 0 && (step + 1) % c.train.checkpoint_every == 0 && !last)
+      save_checkpoint(dir.string(), model, *optimizer, data_gen, step + 1);
+  }
+  if (tty) fmt::print(stderr, "\n");
+  if (result.status == "completed" && result.steps_done < c.train.steps) result.status = "stopped";
+  if (result.status != "diverged") save_checkpoint(dir.string(), model, *optimizer, data_gen, result.steps_done);
+  if (!std::isfinite(result.best_val_loss)) result.best_val_loss = result.final_val_loss;
+
+  result.tokens_per_second = tokens_per_second;
+  result.wall_seconds = seconds_since(t_start);
+  nlohmann::json summary = {{"status", result.status},
+                            {"steps_done", result.steps_done},
+                            {"steps", c.train.steps},
+                            {"final_train_loss", result.final_train_loss},
+                            {"final_val_loss", result.final_val_loss},
+                            {"best_val_loss", result.best_val_loss},
+                            {"tokens_per_s", result.tokens_per_second},
+                            {"wall_s", result.wall_seconds},
+                            {"parameters", model.parameter_count()}};
+  if (result.status == "diverged") {
+    summary["diverged_at_step"] = result.steps_done;
+    summary["reason"] = result.reason;
+  }
+  write_summary(dir, summary);
+  return result;
+}
+
+}  // namespace normlab

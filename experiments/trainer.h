@@ -1,0 +1,34 @@
+// Training runs: one RunConfig in, one run directory out.
+//   runs/<name>/config.toml        the resolved configuration
+//   runs/<name>/tokenizer.json     the tokenizer (char vocabularies are built from the training text)
+//   runs/<name>/metrics.jsonl      step, train loss, val loss (every log.eval_every), lr, grad norm, tokens/s
+//   runs/<name>/grad_norms.csv     per-parameter and per-layer gradient norms (step 0 = initialization)
+//                                  and the residual-stream RMS entering each layer
+//   runs/<name>/summary.json       status completed | diverged (step, reason), losses, throughput, wall time
+//   runs/<name>/checkpoint/        model.safetensors, optimizer.safetensors, trainer_state.json
+// A diverging run is a result: it stops cleanly with status "diverged" and keeps every metric so far.
+#pragma once
+#include <string>
+
+#include "experiments/run_config.h"
+
+namespace normlab {
+
+struct TrainOptions {
+  bool quiet = false;       // no progress output (sweeps, tests)
+  std::string resume_dir;   // continue the run saved there (its config.toml is used)
+  int64_t stop_after = -1;  // stop (and checkpoint) after this many steps: tests of resuming
+};
+
+struct TrainResult {
+  std::string run_dir;
+  std::string status;        // "completed" | "diverged" | "stopped"
+  int64_t steps_done = 0;
+  std::string reason;        // why it diverged
+  double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0;
+  double tokens_per_second = 0, wall_seconds = 0;
+};
+
+TrainResult train(const RunConfig& config, const TrainOptions& options = {});
+
+}  // namespace normlab

@@ -1,0 +1,30 @@
+# Sourced by scripts/quickstart and scripts/test: installs what is missing (Debian 12), then
+# configures and builds normlab in Release into $BUILD_DIR (default: build/).
+set -euo pipefail
+
+NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$NORMLAB_ROOT/build}"
+JOBS="${JOBS:-2}"
+
+# Debian packages the build, the tests and the quickstart need.
+NORMLAB_PACKAGES=(cmake ninja-build g++ pkg-config libopenblas-dev libfmt-dev libgtest-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox fortunes)
+
+install_missing() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "normlab: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build_normlab() {
+  install_missing "${NORMLAB_PACKAGES[@]}"
+  cmake -S "$NORMLAB_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
