@@ -7,7 +7,7 @@ BUILD_DIR="${BUILD_DIR:-$NORMLAB_ROOT/build}"
 JOBS="${JOBS:-2}"
 
 # Debian packages the build, the tests and the quickstart need.
-NORMLAB_PACKAGES=(cmake ninja-build g++ pkg-config libopenblas-dev libfmt-dev libgtest-dev
+NORMLAB_PACKAGES=(cmake ninja-build g++ pkg-config libopenblas-openmp-dev libfmt-dev libgtest-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox fortunes)
 
 install_missing() {

@@ -1,0 +1,285 @@
+// The config keys: one line per struct field. To add a field to a config struct, add one
+// `.key(...)` line here (with its validator); reading, writing and round-trip tests follow.
+#include "experiments/config_keys.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "experiments/suggest.h"
+
+namespace normlab::config_detail {
+namespace {
+
+template <typename T> using Check = std::function<std::string(const T&)>;
+
+// --- conversion of a TOML value into a field's type ---
+std::optional<double> convert(const toml::node& node, double*, std::string& error) {
+  if (auto v = node.as_floating_point()) return v->get();
+  if (auto v = node.as_integer()) return static_cast<double>(v->get());
+  error = "expected a float, got " + describe_node(node);
+  return std::nullopt;
+}
+std::optional<int64_t> convert(const toml::node& node, int64_t*, std::string& error) {
+  if (auto v = node.as_integer()) return v->get();
+  error = "expected an integer, got " + describe_node(node);
+  return std::nullopt;
+}
+std::optional<uint64_t> convert(const toml::node& node, uint64_t*, std::string& error) {
+  if (auto v = node.as_integer(); v && v->get() >= 0) return static_cast<uint64_t>(v->get());
+  error = "expected a non-negative integer, got " + describe_node(node);
+  return std::nullopt;
+}
+std::optional<int> convert(const toml::node& node, int*, std::string& error) {
+  auto v = node.as_integer();
+  if (v && v->get() >= std::numeric_limits<int>::min() && v->get() <= std::numeric_limits<int>::max())
+    return static_cast<int>(v->get());
+  error = "expected a 32-bit integer, got " + describe_node(node);
+  return std::nullopt;
+}
+std::optional<bool> convert(const toml::node& node, bool*, std::string& error) {
+  if (auto v = node.as_boolean()) return v->get();
+  error = "expected a boolean (true/false), got " + describe_node(node);
+  return std::nullopt;
+}
+std::optional<std::string> convert(const toml::node& node, std::string*, std::string& error) {
+  if (auto v = node.as_string()) return v->get();
+  error = "expected a string, got " + describe_node(node);
+  return std::nullopt;
+}
+
+// --- writing a field as TOML text ---
+std::string toml_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::string text = fmt::format("{}", v);  // shortest text that reads back to the same double
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+std::string toml_text(int64_t v) { return fmt::format("{}", v); }
+std::string toml_text(int v) { return fmt::format("{}", v); }
+std::string toml_text(bool v) { return v ? "true" : "false"; }
+std::string toml_text(const std::string& v) { return toml_quote(v); }
+std::string toml_text(uint64_t v) {
+  NL_CHECK(v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), "config",
+           "{} does not fit a TOML integer (seeds must be < 2^63)", v);
+  return fmt::format("{}", v);
+}
+
+// --- validators: "" when fine, else the problem ("must be > 0, got -1") ---
+template <typename T> Check<T> greater_than(T low) {
+  return [low](const T& v) { return v > low ? "" : fmt::format("must be > {}, got {}", low, v); };
+}
+template <typename T> Check<T> at_least(T low) {
+  return [low](const T& v) { return v >= low ? "" : fmt::format("must be >= {}, got {}", low, v); };
+}
+Check<double> in_zero_one(bool open_low) {  // [0, 1) or (0, 1)
+  return [open_low](const double& v) {
+    const bool ok = (open_low ? v > 0 : v >= 0) && v < 1;
+    return ok ? "" : fmt::format("must be in {}0, 1), got {}", open_low ? "(" : "[", v);
+  };
+}
+Check<std::string> one_of(std::vector<std::string> names) {
+  return [names](const std::string& v) -> std::string {
+    for (const auto& n : names)
+      if (n == v) return "";
+    return fmt::format("must be one of {}; got '{}'{}", fmt::join(names, ", "), v,
+                       did_you_mean(v, names));
+  };
+}
+Check<std::string> not_empty() {
+  return [](const std::string& v) { return v.empty() ? "must not be empty" : ""; };
+}
+Check<std::string> directory_name() {
+  return [](const std::string& v) -> std::string {
+    if (v.empty() || v == "." || v == ".." || v.find('/') != std::string::npos)
+      return fmt::format("must be a plain directory name (not empty, no '/'), got '{}'", v);
+    return "";
+  };
+}
+Check<std::string> device_name() {
+  return [](const std::string& v) -> std::string {
+    try {
+      parse_device(v);
+      return "";
+    } catch (const Error&) {
+      return fmt::format("must be cpu, cuda or cuda:N; got '{}'", v);
+    }
+  };
+}
+
+// Appends one KeySpec per .key(...) call for the fields of section struct S.
+template <typename S> struct Section {
+  std::vector<KeySpec>& out;
+  std::string name;
+  S RunConfig::*member;
+
+  template <typename T> Section& key(const std::string& key, T S::*field, Check<T> check = {}) {
+    KeySpec spec;
+    spec.section = name;
+    spec.name = key;
+    spec.is_string = std::is_same_v<T, std::string>;
+    auto member_ = member;
+    spec.set = [member_, field, key, check](RunConfig& config, const toml::node& node) -> std::string {
+      std::string error;
+      std::optional<T> value = convert(node, static_cast<T*>(nullptr), error);
+      if (!value) return key + ": " + error;
+      if (check) {
+        std::string problem = check(*value);
+        if (!problem.empty()) return key + " " + problem;
+      }
+      (config.*member_).*field = *value;
+      return "";
+    };
+    spec.get = [member_, field](const RunConfig& config) { return toml_text((config.*member_).*field); };
+    out.push_back(std::move(spec));
+    return *this;
+  }
+};
+
+std::vector<KeySpec> build_key_specs() {
+  std::vector<KeySpec> t;
+  Section<ModelConfig>{t, "model", &RunConfig::model}
+      .key("vocab_size", &ModelConfig::vocab_size, at_least<int64_t>(1))
+      .key("d_model", &ModelConfig::d_model, at_least<int64_t>(1))
+      .key("n_heads", &ModelConfig::n_heads, at_least<int64_t>(1))
+      .key("n_layers", &ModelConfig::n_layers, at_least<int64_t>(1))
+      .key("d_ff", &ModelConfig::d_ff, at_least<int64_t>(1))
+      .key("context_length", &ModelConfig::context_length, at_least<int64_t>(1))
+      .key("norm_type", &ModelConfig::norm_type,
+           one_of({"layernorm", "rmsnorm", "rmsnorm_unit_offset", "groupnorm", "batchnorm", "none"}))
+      .key("norm_eps", &ModelConfig::norm_eps, greater_than(0.0))
+      .key("norm_groups", &ModelConfig::norm_groups, at_least<int64_t>(1))
+      .key("norm_placement", &ModelConfig::norm_placement,
+           one_of({"post", "pre", "none", "sandwich", "deepnorm"}))
+      .key("ffn_type", &ModelConfig::ffn_type, one_of({"relu", "gelu", "swiglu", "geglu"}))
+      .key("bias", &ModelConfig::bias)
+      .key("dropout", &ModelConfig::dropout, in_zero_one(false))
+      .key("tie_embeddings", &ModelConfig::tie_embeddings)
+      .key("init", &ModelConfig::init, one_of({"xavier", "gpt2"}))
+      .key("seed", &ModelConfig::seed)
+      .key("dtype", &ModelConfig::dtype, one_of({"float32", "float64"}));
+  Section<OptimConfig>{t, "optim", &RunConfig::optim}
+      .key("name", &OptimConfig::name, one_of({"sgd", "adam", "adamw", "radam"}))
+      .key("lr", &OptimConfig::lr, greater_than(0.0))
+      .key("beta1", &OptimConfig::beta1, in_zero_one(false))
+      .key("beta2", &OptimConfig::beta2, in_zero_one(false))
+      .key("eps", &OptimConfig::eps, greater_than(0.0))
+      .key("momentum", &OptimConfig::momentum, in_zero_one(false))
+      .key("weight_decay", &OptimConfig::weight_decay, at_least(0.0))
+      .key("decay_norms_and_biases", &OptimConfig::decay_norms_and_biases)
+      .key("decay_embeddings", &OptimConfig::decay_embeddings)
+      .key("grad_clip", &OptimConfig::grad_clip, at_least(0.0));
+  Section<ScheduleConfig>{t, "schedule", &RunConfig::schedule}
+      .key("kind", &ScheduleConfig::kind, one_of({"constant", "inverse_sqrt", "linear", "cosine"}))
+      .key("warmup_steps", &ScheduleConfig::warmup_steps, at_least<int64_t>(0))
+      .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0));
+  Section<DataConfig>{t, "data", &RunConfig::data}
+      .key("source", &DataConfig::source, not_empty())
+      .key("tokenizer", &DataConfig::tokenizer, one_of({"char", "byte"}))
+      .key("val_fraction", &DataConfig::val_fraction, in_zero_one(true))
+      .key("copy_length", &DataConfig::copy_length, at_least<int64_t>(1))
+      .key("copy_vocab", &DataConfig::copy_vocab, at_least<int64_t>(2));
+  Section<TrainConfig>{t, "train", &RunConfig::train}
+      .key("name", &TrainConfig::name, directory_name())
+      .key("out_dir", &TrainConfig::out_dir, not_empty())
+      .key("steps", &TrainConfig::steps, at_least<int64_t>(1))
+      .key("batch_size", &TrainConfig::batch_size, at_least<int64_t>(1))
+      .key("context", &TrainConfig::context, at_least<int64_t>(1))
+      .key("seed", &TrainConfig::seed)
+      .key("threads", &TrainConfig::threads, at_least(0))
+      .key("device", &TrainConfig::device, device_name())
+      .key("divergence_loss", &TrainConfig::divergence_loss, greater_than(0.0))
+      .key("fail_on_divergence", &TrainConfig::fail_on_divergence)
+      .key("checkpoint_every", &TrainConfig::checkpoint_every, at_least<int64_t>(0));
+  Section<LogConfig>{t, "log", &RunConfig::log}
+      .key("every", &LogConfig::every, at_least<int64_t>(1))
+      .key("eval_every", &LogConfig::eval_every, at_least<int64_t>(1))
+      .key("eval_batches", &LogConfig::eval_batches, at_least<int64_t>(1))
+      .key("grad_norm_every", &LogConfig::grad_norm_every, at_least<int64_t>(1));
+  return t;
+}
+
+std::vector<CrossCheck> build_cross_checks() {
+  std::vector<CrossCheck> c;
+  c.push_back({"model", {"model.d_model", "model.n_heads"}, [](const RunConfig& r) {
+                 const ModelConfig& m = r.model;
+                 return m.d_model % m.n_heads == 0
+                            ? ""
+                            : fmt::format("d_model ({}) must be divisible by n_heads ({})", m.d_model,
+                                          m.n_heads);
+               }});
+  c.push_back({"model", {"model.norm_type", "model.d_model", "model.norm_groups"},
+               [](const RunConfig& r) {
+                 const ModelConfig& m = r.model;
+                 if (m.norm_type != "groupnorm" || m.d_model % m.norm_groups == 0) return std::string();
+                 return fmt::format("d_model ({}) must be divisible by norm_groups ({}) for groupnorm",
+                                    m.d_model, m.norm_groups);
+               }});
+  c.push_back({"train", {"train.context", "model.context_length"}, [](const RunConfig& r) {
+                 return r.train.context <= r.model.context_length
+                            ? ""
+                            : fmt::format("context ({}) must be <= model.context_length ({})",
+                                          r.train.context, r.model.context_length);
+               }});
+  c.push_back({"schedule", {"schedule.kind", "schedule.warmup_steps"}, [](const RunConfig& r) {
+                 return r.schedule.kind != "inverse_sqrt" || r.schedule.warmup_steps >= 1
+                            ? ""
+                            : std::string("kind 'inverse_sqrt' needs warmup_steps >= 1, got 0");
+               }});
+  c.push_back({"schedule", {"schedule.min_lr", "optim.lr"}, [](const RunConfig& r) {
+                 return r.schedule.min_lr <= r.optim.lr
+                            ? ""
+                            : fmt::format("min_lr ({}) must be <= optim.lr ({})", r.schedule.min_lr,
+                                          r.optim.lr);
+               }});
+  return c;
+}
+
+}  // namespace
+
+const std::vector<std::string>& section_names() {
+  static const std::vector<std::string> names = {"model", "optim", "schedule", "data", "train", "log"};
+  return names;
+}
+const std::vector<KeySpec>& key_specs() {
+  static const std::vector<KeySpec> specs = build_key_specs();
+  return specs;
+}
+const std::vector<CrossCheck>& cross_checks() {
+  static const std::vector<CrossCheck> checks = build_cross_checks();
+  return checks;
+}
+
+std::string describe_node(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return "string " + toml_quote(node.as_string()->get());
+    case toml::node_type::integer: return fmt::format("integer {}", node.as_integer()->get());
+    case toml::node_type::floating_point:
+      return fmt::format("float {}", node.as_floating_point()->get());
+    case toml::node_type::boolean: return node.as_boolean()->get() ? "boolean true" : "boolean false";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    default: return "a date/time";
+  }
+}
+
+std::string toml_quote(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char ch : text) {
+    if (ch == '"') out += "\\\"";
+    else if (ch == '\\') out += "\\\\";
+    else if (ch == '\n') out += "\\n";
+    else if (ch == '\t') out += "\\t";
+    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\u{:04X}", ch);
+    else out += static_cast<char>(ch);
+  }
+  return out + "\"";
+}
+
+}  // namespace normlab::config_detail

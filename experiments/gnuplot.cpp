@@ -1,0 +1,129 @@
+#include "experiments/gnuplot.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab {
+namespace {
+
+// gnuplot single-quoted string: only ' needs escaping, as ''.
+std::string quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// POSIX shell single-quoted word: ' becomes '\''.
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// A temporary directory removed when it goes out of scope.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "normlab-plot-XXXXXX").string();
+    NL_CHECK(::mkdtemp(pattern.data()) != nullptr, "plot", "cannot create a temporary directory in {}",
+             fs::temp_directory_path().string());
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+bool has_pngcairo() {
+  static const bool available =
+      std::system("gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1") == 0;
+  return available;
+}
+
+std::string terminal_for(const std::string& output) {
+  const std::string ext = fs::path(output).extension().string();
+  if (ext == ".svg") return "svg size 900,560 dynamic noenhanced font 'sans,12' background '#ffffff'";
+  if (ext == ".png") {
+    return has_pngcairo() ? "pngcairo size 900,560 noenhanced font 'sans,10'"
+                          : "png size 900,560 noenhanced";
+  }
+  fail("plot", "cannot tell the image format of '{}': use a .svg or .png file name", output);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+void render_chart(const Chart& chart, const std::string& output) {
+  const std::string terminal = terminal_for(output);
+  const fs::path out_path = fs::absolute(output);
+  if (out_path.has_parent_path()) {
+    std::error_code error;
+    fs::create_directories(out_path.parent_path(), error);
+    NL_CHECK(!error, "plot", "cannot create the directory of '{}': {}", output, error.message());
+  }
+
+  TempDir temp;
+  std::string plot_line;
+  int drawn = 0;
+  for (size_t i = 0; i < chart.series.size(); ++i) {
+    const ChartSeries& s = chart.series[i];
+    const fs::path data = temp.path / fmt::format("series{}.dat", i);
+    std::ofstream out(data);
+    int points = 0;
+    for (const auto& [x, y] : s.points) {
+      if (!std::isfinite(x) || !std::isfinite(y) || (chart.log_y && y <= 0)) continue;
+      out << fmt::format("{} {}\n", x, y);
+      ++points;
+    }
+    if (points == 0) continue;  // nothing drawable in this series (gnuplot would fail on it)
+    plot_line += fmt::format("{}{} using 1:2 with {} lw 2 lc {} dt {} title {}", drawn ? ", \\\n  " : "",
+                             quote(data.string()), s.markers || points == 1 ? "linespoints pt 7 ps 0.6" : "lines",
+                             s.color, s.dashed ? 2 : 1, quote(s.title));
+    ++drawn;
+  }
+  NL_CHECK(drawn > 0, "plot", "nothing to draw in '{}': no series has a finite{} value", output,
+           chart.log_y ? " positive" : "");
+
+  std::string script;
+  script += "set terminal " + terminal + "\n";
+  script += "set output " + quote(out_path.string()) + "\n";
+  script += "set title " + quote(chart.title) + "\n";
+  script += "set xlabel " + quote(chart.xlabel) + "\n";
+  script += "set ylabel " + quote(chart.ylabel) + "\n";
+  script += "set grid\nset key outside right top\n";
+  script += "set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05\n";  // lines off the frame
+  if (chart.log_y) script += "set logscale y\nset format y '%g'\n";
+  if (chart.integer_x) script += "set xtics 1\nset mxtics 1\n";
+  script += "plot " + plot_line + "\nunset output\n";
+  const fs::path script_path = temp.path / "chart.gp";
+  std::ofstream(script_path) << script;
+
+  const fs::path log = temp.path / "gnuplot.log";
+  const int status = std::system(
+      fmt::format("gnuplot {} >{} 2>&1", shell_quote(script_path.string()), shell_quote(log.string())).c_str());
+  NL_CHECK(status != -1 && WEXITSTATUS(status) != 127, "plot",
+           "could not run gnuplot to draw '{}': is it installed (Debian: gnuplot-nox)?", output);
+  NL_CHECK(status == 0, "plot", "gnuplot failed drawing '{}':\n{}", output, read_text(log));
+  std::error_code error;
+  NL_CHECK(fs::exists(out_path) && fs::file_size(out_path, error) > 0, "plot",
+           "gnuplot wrote nothing to '{}':\n{}", output, read_text(log));
+}
+
+}  // namespace normlab

@@ -1,0 +1,30 @@
+// A minimal gnuplot driver: line charts written to .svg or .png. The data and script go into a
+// temporary directory, gnuplot runs on the script, and any failure is an error quoting gnuplot.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace normlab {
+
+struct ChartSeries {
+  std::string title;                              // legend entry
+  std::vector<std::pair<double, double>> points;  // (x, y), in drawing order
+  int color = 1;                                  // gnuplot line colour index (1, 2, ...)
+  bool dashed = false;
+  bool markers = false;                           // draw a point at each value
+};
+
+struct Chart {
+  std::string title, xlabel, ylabel;
+  bool log_y = false;        // non-positive and non-finite y are dropped on a log scale
+  bool integer_x = false;    // one tick per integer x (layer indices)
+  std::vector<ChartSeries> series;
+};
+
+// Renders by the output's extension: ".svg" (svg terminal) or ".png" (pngcairo when gnuplot has
+// it, else png). Creates the output's directory if needed. Throws "[plot] ..." when there is
+// nothing to draw, gnuplot is missing, or gnuplot fails (with its message).
+void render_chart(const Chart& chart, const std::string& output);
+
+}  // namespace normlab

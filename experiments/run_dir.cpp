@@ -1,0 +1,238 @@
+#include "experiments/run_dir.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "experiments/atomic_file.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab {
+namespace {
+
+std::vector<std::string> read_lines(const fs::path& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream in(line);
+  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+std::string csv_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);  // shortest text that reads back exactly
+}
+
+std::ofstream open_for_append(const fs::path& path, bool fresh) {
+  std::ofstream out(path, fresh ? std::ios::trunc : std::ios::app);
+  NL_CHECK(out.good(), "run_dir", "cannot open '{}' for writing", path.string());
+  return out;
+}
+
+}  // namespace
+
+fs::path prepare_run_dir(const std::string& out_dir, const std::string& name, bool resume) {
+  const fs::path dir = fs::path(out_dir) / name;
+  if (resume) {
+    NL_CHECK(fs::is_directory(dir), "run_dir", "cannot resume: '{}' does not exist", dir.string());
+    return dir;
+  }
+  NL_CHECK(!is_completed_run(dir), "run_dir",
+           "'{}' already holds a completed run ({} exists); choose another train.name, delete the "
+           "directory, or resume it", dir.string(), run_files::kSummary);
+  std::error_code error;
+  fs::create_directories(dir, error);
+  NL_CHECK(!error && fs::is_directory(dir), "run_dir", "cannot create '{}': {}", dir.string(),
+           error.message());
+  return dir;
+}
+
+bool is_completed_run(const fs::path& run_dir) {
+  const fs::path summary = run_dir / run_files::kSummary;
+  if (!fs::exists(summary)) return false;
+  std::ifstream in(summary);
+  const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  return !(json.is_object() && json.value("status", "") == "stopped");
+}
+
+MetricsWriter::MetricsWriter(const fs::path& path, std::optional<int64_t> keep_through_step)
+    : path_(path) {
+  if (keep_through_step && fs::exists(path)) {
+    std::string kept;
+    for (const std::string& line : read_lines(path)) {
+      // A line that does not parse (cut short by a crash) or has no step is dropped.
+      nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+      if (record.is_discarded() || !record.is_object() || !record.contains(kStepKey) ||
+          !record[kStepKey].is_number_integer())
+        continue;
+      if (record[kStepKey].get<int64_t>() <= *keep_through_step) kept += line + "\n";
+    }
+    write_file_atomic(path.string(), kept);
+  }
+  out_ = open_for_append(path, !keep_through_step.has_value());
+}
+
+void MetricsWriter::write(const nlohmann::json& record) {
+  out_ << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  out_.flush();
+  NL_CHECK(out_.good(), "metrics", "writing '{}' failed", path_.string());
+}
+
+int block_index_of(const std::string& param_name) {
+  static const std::string prefix = "blocks.";
+  if (param_name.rfind(prefix, 0) != 0) return -1;
+  const size_t dot = param_name.find('.', prefix.size());
+  if (dot == std::string::npos || dot == prefix.size()) return -1;
+  const std::string digits = param_name.substr(prefix.size(), dot - prefix.size());
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6) return -1;
+  return std::atoi(digits.c_str());
+}
+
+std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param_names,
+                                           const std::vector<std::string>& extra_names) {
+  std::vector<std::string> columns = {"step"};
+  std::map<int, bool> layers;  // sorted by layer index
+  for (const std::string& name : param_names) {
+    columns.push_back(name);
+    if (int layer = block_index_of(name); layer >= 0) layers[layer] = true;
+  }
+  for (const auto& [layer, _] : layers) columns.push_back(fmt::format("layer.{}", layer));
+  columns.push_back("global");
+  columns.insert(columns.end(), extra_names.begin(), extra_names.end());
+  return columns;
+}
+
+GradNormWriter::GradNormWriter(const fs::path& path, std::optional<int64_t> keep_through_step)
+    : path_(path) {
+  if (keep_through_step && fs::exists(path)) {
+    std::vector<std::string> lines = read_lines(path);
+    std::string kept;
+    if (!lines.empty()) {
+      header_ = split_csv_line(lines[0]);
+      kept = lines[0] + "\n";
+    }
+    for (size_t i = 1; i < lines.size(); ++i) {
+      const std::vector<std::string> cells = split_csv_line(lines[i]);
+      if (cells.size() != header_.size()) continue;  // a row cut short by a crash
+      char* end = nullptr;
+      const long long step = std::strtoll(cells[0].c_str(), &end, 10);
+      if (end != cells[0].c_str() && step <= *keep_through_step) kept += lines[i] + "\n";
+    }
+    write_file_atomic(path.string(), kept);
+  }
+  out_ = open_for_append(path, !keep_through_step.has_value());
+}
+
+std::vector<std::string> GradNormWriter::write(int64_t step,
+                                               const std::vector<std::pair<std::string, double>>& norms,
+                                               const std::vector<std::pair<std::string, double>>& extra) {
+  std::vector<std::string> names, extra_names;
+  for (const auto* list : {&norms, &extra}) {
+    for (const auto& [name, value] : *list) {
+      NL_CHECK(!name.empty() && name.find_first_of(",\"\n") == std::string::npos, "grad_norms",
+               "'{}' cannot be a CSV column name", name);
+      (list == &norms ? names : extra_names).push_back(name);
+    }
+  }
+  const std::vector<std::string> columns = grad_norm_columns(names, extra_names);
+  if (header_.empty()) {
+    header_ = columns;
+    out_ << fmt::format("{}\n", fmt::join(columns, ","));
+  } else {
+    NL_CHECK(columns == header_, "grad_norms",
+             "{}: the columns of step {} differ from the header ({} columns now, {} in the header): "
+             "the parameter list must not change during a run", path_.string(), step, columns.size(),
+             header_.size());
+  }
+
+  // layer.N = sqrt(sum over params p in block N of ||g_p||^2); global the same over all params.
+  std::map<int, double> layer_squares;
+  double global_squares = 0.0;
+  std::vector<std::string> zero;
+  std::string row = fmt::format("{}", step);
+  for (const auto& [name, norm] : norms) {
+    row += ',';
+    row += csv_number(norm);
+    if (norm == 0.0) zero.push_back(name);
+    if (int layer = block_index_of(name); layer >= 0) layer_squares[layer] += norm * norm;
+    global_squares += norm * norm;
+  }
+  for (const auto& [layer, squares] : layer_squares) {
+    row += ',';
+    row += csv_number(std::sqrt(squares));
+  }
+  row += ',';
+  row += csv_number(std::sqrt(global_squares));
+  for (const auto& [name, value] : extra) {
+    row += ',';
+    row += csv_number(value);
+  }
+  row += '\n';
+  out_ << row;
+  out_.flush();
+  NL_CHECK(out_.good(), "grad_norms", "writing '{}' failed", path_.string());
+  return zero;
+}
+
+int CsvTable::column(const std::string& name) const {
+  for (size_t i = 0; i < columns.size(); ++i)
+    if (columns[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+CsvTable read_csv(const fs::path& path) {
+  NL_CHECK(fs::exists(path), "csv", "'{}' does not exist", path.string());
+  std::vector<std::string> lines = read_lines(path);
+  NL_CHECK(!lines.empty(), "csv", "'{}' is empty (no header)", path.string());
+  CsvTable table;
+  table.columns = split_csv_line(lines[0]);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    const std::vector<std::string> cells = split_csv_line(lines[i]);
+    NL_CHECK(cells.size() == table.columns.size(), "csv", "{}:{}: {} cells, the header has {}",
+             path.string(), i + 1, cells.size(), table.columns.size());
+    std::vector<double> row;
+    for (const std::string& cell : cells) {
+      char* end = nullptr;
+      const double v = std::strtod(cell.c_str(), &end);
+      row.push_back(end == cell.c_str() ? std::nan("") : v);
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+std::vector<nlohmann::json> read_metrics(const fs::path& path) {
+  NL_CHECK(fs::exists(path), "metrics", "'{}' does not exist", path.string());
+  std::vector<nlohmann::json> records;
+  const std::vector<std::string> lines = read_lines(path);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    nlohmann::json record = nlohmann::json::parse(lines[i], nullptr, false);
+    const bool ok = !record.is_discarded() && record.is_object();
+    if (!ok && i + 1 == lines.size()) break;  // the last line of a run that is still being written
+    NL_CHECK(ok, "metrics", "{}:{}: not a JSON object", path.string(), i + 1);
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+void write_summary(const fs::path& run_dir, const nlohmann::json& summary) {
+  write_file_atomic((run_dir / run_files::kSummary).string(),
+                    summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+}  // namespace normlab

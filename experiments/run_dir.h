@@ -1,0 +1,97 @@
+// A run directory, out_dir/name/, and the files a trainer writes into it:
+//   config.toml       the resolved configuration (config_to_toml), written at the start
+//   metrics.jsonl     one JSON object per line, flushed as written: {"step": 10, "train_loss": 3.2,
+//                     "lr": 0.001, "grad_norm": 1.4, "tokens_per_s": 5000}, {"step": 100, "val_loss": 3.4}
+//                     (the keys below are what the plots read; NaN/Inf are written as null)
+//   grad_norms.csv    wide CSV: step, one column per parameter, layer.N (L2 norm over the parameters
+//                     named "blocks.N.*"), global (L2 norm over all), then any extra columns the
+//                     trainer adds (e.g. residual_rms.N); step 0 is before any update
+//   summary.json      written last, atomically: its presence marks the run as completed
+//   *.safetensors     checkpoints (experiments/safetensors.h)
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace normlab {
+
+namespace run_files {
+inline constexpr const char* kConfig = "config.toml";
+inline constexpr const char* kMetrics = "metrics.jsonl";
+inline constexpr const char* kGradNorms = "grad_norms.csv";
+inline constexpr const char* kSummary = "summary.json";
+}  // namespace run_files
+
+// Keys of metrics.jsonl records that the plots (experiments/plot.h) read.
+inline constexpr const char* kStepKey = "step";
+inline constexpr const char* kTrainLossKey = "train_loss";
+inline constexpr const char* kValLossKey = "val_loss";
+
+// Creates (if needed) and returns out_dir/name.
+//   resume = false: fails if the directory holds a completed run: choose another
+//     train.name, delete the directory, or resume. A directory left by an interrupted run (no
+//     summary.json) is reused: the writers below start its metrics and grad norms afresh.
+//   resume = true: the directory must exist (there is nothing to resume otherwise).
+std::filesystem::path prepare_run_dir(const std::string& out_dir, const std::string& name, bool resume);
+// Completed = summary.json exists and its "status" is not "stopped" (a run stopped early on purpose
+// to be resumed); a run that diverged is a completed result.
+bool is_completed_run(const std::filesystem::path& run_dir);
+
+// Appends JSON lines to metrics.jsonl. keep_through_step: nullopt starts a fresh file; a step
+// keeps the existing records with "step" <= it (a resumed run drops what came after its
+// checkpoint) and appends after them.
+class MetricsWriter {
+ public:
+  explicit MetricsWriter(const std::filesystem::path& path,
+                         std::optional<int64_t> keep_through_step = std::nullopt);
+  void write(const nlohmann::json& record);  // one line, flushed
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+};
+
+// Writes grad_norms.csv; the header is written with the first row (from that row's names) and
+// every later row must name the same parameters in the same order. keep_through_step as above
+// (the kept file's header must match the first row written).
+class GradNormWriter {
+ public:
+  explicit GradNormWriter(const std::filesystem::path& path,
+                          std::optional<int64_t> keep_through_step = std::nullopt);
+  // norms: (parameter name, L2 norm of its gradient); extra: more columns written after "global"
+  // as given (e.g. ("residual_rms.0", 1.3)). Returns the parameters whose norm is exactly 0: a
+  // gradient that never arrived usually means a cut graph.
+  std::vector<std::string> write(int64_t step, const std::vector<std::pair<std::string, double>>& norms,
+                                 const std::vector<std::pair<std::string, double>>& extra = {});
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+  std::vector<std::string> header_;  // empty until the first row (or taken from a kept file)
+};
+
+// The block index N of "blocks.N.<...>" parameter names, -1 for others (embeddings, final norm).
+int block_index_of(const std::string& param_name);
+// The CSV columns: step, the parameter names, layer.N for each N present, global, the extra names.
+std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param_names,
+                                           const std::vector<std::string>& extra_names = {});
+
+// Reading back (for plots and tests).
+struct CsvTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<double>> rows;  // NaN for empty or unreadable cells
+  int column(const std::string& name) const;  // -1 if absent
+};
+CsvTable read_csv(const std::filesystem::path& path);  // throws naming the file and line
+std::vector<nlohmann::json> read_metrics(const std::filesystem::path& path);
+
+// summary.json, written atomically (pretty-printed).
+void write_summary(const std::filesystem::path& run_dir, const nlohmann::json& summary);
+
+}  // namespace normlab
