@@ -8,6 +8,7 @@
 //   AdamW only: p -= lr wd p  (decoupled: scaled by lr, not by the adaptive denominator)
 //   p -= lr m^ / (sqrt(v^) + eps)
 #include "core/backend.h"
+#include "core/profiler.h"
 #include "optim/optim_impl.h"
 
 namespace normlab {
@@ -21,6 +22,7 @@ class Adam final : public Optimizer {
         slots_(decoupled ? "adamw" : "adam", {"m", "v"}, params_, /*count_steps=*/true) {}
 
   void step(double lr) override {
+    ProfileScope scope(OpFamily::Optimizer);
     NoGradGuard no_grad;
     const char* op = decoupled_ ? "adamw" : "adam";
     for (size_t i = 0; i < params_.size(); ++i) {

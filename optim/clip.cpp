@@ -7,11 +7,13 @@
 
 #include "autograd/tape.h"
 #include "core/ops.h"
+#include "core/profiler.h"
 #include "optim/optimizer.h"
 
 namespace normlab {
 
 double clip_grad_norm(const std::vector<Var>& params, double max_norm) {
+  ProfileScope scope(OpFamily::Optimizer);
   NL_CHECK(max_norm >= 0.0, "clip_grad_norm", "max_norm must be >= 0 (0 = off), got {}", max_norm);
   double sum_sq = 0.0;
   for (const Var& param : params) {

@@ -3,11 +3,13 @@
 #include <map>
 #include <set>
 
+#include "core/profiler.h"
 #include "optim/optim_impl.h"
 
 namespace normlab {
 
 void Optimizer::zero_grad() {
+  ProfileScope scope(OpFamily::Optimizer);
   for (auto& [name, param] : params_) param.zero_grad();
 }
 

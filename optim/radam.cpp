@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "core/backend.h"
+#include "core/profiler.h"
 #include "optim/optim_impl.h"
 
 namespace normlab {
@@ -37,6 +38,7 @@ class RAdam final : public Optimizer {
         slots_("radam", {"m", "v"}, params_, /*count_steps=*/true) {}
 
   void step(double lr) override {
+    ProfileScope scope(OpFamily::Optimizer);
     NoGradGuard no_grad;
     for (size_t i = 0; i < params_.size(); ++i) {
       auto& [name, param] = params_[i];

@@ -4,6 +4,7 @@
 //   b  = mu b + g'                (b starts at 0, so the first step has b = g'; no b when mu = 0)
 //   p -= lr b
 #include "core/backend.h"
+#include "core/profiler.h"
 #include "optim/optim_impl.h"
 
 namespace normlab {
@@ -17,6 +18,7 @@ class Sgd final : public Optimizer {
         slots_("sgd", {"momentum"}, params_, /*count_steps=*/false) {}
 
   void step(double lr) override {
+    ProfileScope scope(OpFamily::Optimizer);
     NoGradGuard no_grad;
     for (size_t i = 0; i < params_.size(); ++i) {
       auto& [name, param] = params_[i];

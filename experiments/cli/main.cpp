@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   normlab::cli::add_grads_command(app, exit_code);
   normlab::cli::add_sample_command(app, exit_code);
   normlab::cli::add_plot_command(app, exit_code);
+  normlab::cli::add_bench_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
