@@ -10,13 +10,16 @@ Var::Var(Tensor value, bool requires_grad, std::string name) : impl_(std::make_s
   impl_->name = std::move(name);
 }
 
-void Var::accumulate_grad(const Tensor& g) {
+void Var::accumulate_grad(Tensor g) {
   if (!g.defined()) return;
   if (g.shape() != impl_->value.shape())
     fail("backward", "gradient of shape {} does not match {} '{}'", shape_str(g.shape()),
          shape_str(impl_->value.shape()), impl_->name);
   if (!impl_->grad.defined()) {
-    impl_->grad = g.clone();  // own the buffer: g may alias a tensor saved elsewhere
+    // Own the buffer: g may alias a tensor saved elsewhere (then it is copied), or be a fresh
+    // result that only this call holds (then it is adopted).
+    const bool sole_owner = g.owns_storage_alone() && g.is_contiguous() && g.offset() == 0;
+    impl_->grad = sole_owner ? std::move(g) : g.clone();
   } else {
     ops::axpy_(1.0, g, impl_->grad);
   }
@@ -77,7 +80,7 @@ void backward(const Var& output, const Tensor& seed) {
         if (grads[k].shape() != in.shape())
           fail(node.op, "backward produced gradient {} for input {} of shape {}",
                shape_str(grads[k].shape()), k, shape_str(in.shape()));
-        in.accumulate_grad(grads[k]);
+        in.accumulate_grad(std::move(grads[k]));
       }
     }
     node = Node{};  // free saved tensors and references now

@@ -38,8 +38,9 @@ class Var {
   const std::string& name() const { return impl_->name; }
   void set_name(std::string name) { impl_->name = std::move(name); }
   void zero_grad() { impl_->grad = Tensor(); }
-  // Adds g into grad (allocating on first use): the accumulation rule.
-  void accumulate_grad(const Tensor& g);
+  // Adds g into grad (allocating on first use): the accumulation rule. A g whose storage nobody
+  // else holds is adopted without a copy.
+  void accumulate_grad(Tensor g);
 
   const Shape& shape() const { return impl_->value.shape(); }
   int dim() const { return impl_->value.dim(); }

@@ -88,6 +88,8 @@ class Tensor {
   std::vector<double> to_vector() const;  // all elements in row-major order, as double
   std::vector<int32_t> to_ints() const;
   std::shared_ptr<Storage> storage() const { return storage_; }
+  // True when this tensor is the only one using its storage (nothing else can observe a write).
+  bool owns_storage_alone() const { return storage_ && storage_.use_count() == 1; }
   int64_t offset() const { return offset_; }
 
  private:

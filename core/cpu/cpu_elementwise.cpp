@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/fast_math.h"
 #include "core/random.h"
 
 namespace normlab {
@@ -20,22 +21,22 @@ template <typename T>
 void unary_kernel(UnaryOp op, const T* x, T* y, int64_t n, T alpha) {
   switch (op) {
     case UnaryOp::Neg: for (int64_t i = 0; i < n; ++i) y[i] = -x[i]; break;
-    case UnaryOp::Exp: for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]); break;
+    case UnaryOp::Exp: for (int64_t i = 0; i < n; ++i) y[i] = fast::exp(x[i]); break;
     case UnaryOp::Log: for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]); break;
     case UnaryOp::Sqrt: for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]); break;
     case UnaryOp::Square: for (int64_t i = 0; i < n; ++i) y[i] = x[i] * x[i]; break;
-    case UnaryOp::Tanh: for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]); break;
+    case UnaryOp::Tanh: for (int64_t i = 0; i < n; ++i) y[i] = fast::tanh(x[i]); break;
     case UnaryOp::Relu: for (int64_t i = 0; i < n; ++i) y[i] = x[i] > T(0) ? x[i] : T(0); break;
     case UnaryOp::Gelu:
-#pragma omp parallel for if (n > kParallelElements)
+#pragma omp parallel for simd if (n > kParallelElements)
       for (int64_t i = 0; i < n; ++i) {
         const T v = x[i];
-        y[i] = T(0.5) * v * (T(1) + std::tanh(T(kGeluK) * (v + T(kGeluC) * v * v * v)));
+        y[i] = T(0.5) * v * (T(1) + fast::tanh(T(kGeluK) * (v + T(kGeluC) * v * v * v)));
       }
       break;
     case UnaryOp::Silu:
-#pragma omp parallel for if (n > kParallelElements)
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (T(1) + std::exp(-x[i]));
+#pragma omp parallel for simd if (n > kParallelElements)
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (T(1) + fast::exp(-x[i]));
       break;
     case UnaryOp::Scale: for (int64_t i = 0; i < n; ++i) y[i] = alpha * x[i]; break;
     case UnaryOp::AddScalar: for (int64_t i = 0; i < n; ++i) y[i] = x[i] + alpha; break;
@@ -54,18 +55,18 @@ void unary_backward_kernel(UnaryOp op, const T* x, const T* y, const T* dy, T* d
     case UnaryOp::Tanh: for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (T(1) - y[i] * y[i]); break;
     case UnaryOp::Relu: for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > T(0) ? dy[i] : T(0); break;
     case UnaryOp::Gelu:
-#pragma omp parallel for if (n > kParallelElements)
+#pragma omp parallel for simd if (n > kParallelElements)
       for (int64_t i = 0; i < n; ++i) {
         const T v = x[i];
-        const T t = std::tanh(T(kGeluK) * (v + T(kGeluC) * v * v * v));
+        const T t = fast::tanh(T(kGeluK) * (v + T(kGeluC) * v * v * v));
         const T dt = T(kGeluK) * (T(1) + T(3 * kGeluC) * v * v);
         dx[i] = dy[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * dt);
       }
       break;
     case UnaryOp::Silu:
-#pragma omp parallel for if (n > kParallelElements)
+#pragma omp parallel for simd if (n > kParallelElements)
       for (int64_t i = 0; i < n; ++i) {
-        const T s = T(1) / (T(1) + std::exp(-x[i]));
+        const T s = T(1) / (T(1) + fast::exp(-x[i]));
         dx[i] = dy[i] * s * (T(1) + x[i] * (T(1) - s));
       }
       break;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/fast_math.h"
 
 namespace normlab {
 
@@ -27,7 +28,8 @@ double CpuBackend::cross_entropy_forward(const Tensor& logits, const Tensor& tar
       T m = xr[0];
       for (int64_t j = 1; j < vocab; ++j) m = std::max(m, xr[j]);
       double s = 0.0;
-      for (int64_t j = 0; j < vocab; ++j) s += std::exp(static_cast<double>(xr[j] - m));
+#pragma omp simd reduction(+ : s)
+      for (int64_t j = 0; j < vocab; ++j) s += static_cast<double>(fast::exp(xr[j] - m));
       const double lse_r = static_cast<double>(m) + std::log(s);
       l[r] = static_cast<T>(lse_r);
       if (tp[r] != ignore_index) {
@@ -58,7 +60,7 @@ void CpuBackend::cross_entropy_backward(const Tensor& logits, const Tensor& targ
         continue;
       }
       const T* xr = x + r * vocab;
-      for (int64_t j = 0; j < vocab; ++j) dr[j] = s * std::exp(xr[j] - l[r]);
+      for (int64_t j = 0; j < vocab; ++j) dr[j] = s * fast::exp(xr[j] - l[r]);
       dr[tp[r]] -= s;
     }
   });

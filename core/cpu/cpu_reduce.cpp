@@ -17,20 +17,32 @@ void CpuBackend::reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out
     using T = decltype(t);
     const T* xp = x.data<T>();
     T* op_ = out.data<T>();
+    if (inner == 1) {  // reduce the last axis: one contiguous run per output
+#pragma omp parallel for if (x.numel() > kParallelElements)
+      for (int64_t o = 0; o < outer; ++o) {
+        const T* row = xp + o * n;
+        double acc = op == ReduceOp::Max ? -INFINITY : 0.0;
+        for (int64_t j = 0; j < n; ++j) acc = op == ReduceOp::Max ? std::max<double>(acc, row[j]) : acc + row[j];
+        op_[o] = static_cast<T>(op == ReduceOp::Mean ? acc / static_cast<double>(n) : acc);
+      }
+      return;
+    }
+    // Rows of x are walked contiguously: acc[i] accumulates x[o, j, i] over j (a column-wise walk
+    // over a (rows, C) matrix would touch a new cache line per element).
 #pragma omp parallel for if (x.numel() > kParallelElements)
     for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const T* base = xp + o * n * inner + i;
+      std::vector<double> acc(static_cast<size_t>(inner), op == ReduceOp::Max ? -INFINITY : 0.0);
+      const T* base = xp + o * n * inner;
+      for (int64_t j = 0; j < n; ++j) {
+        const T* row = base + j * inner;
         if (op == ReduceOp::Max) {
-          T m = -INFINITY;
-          for (int64_t j = 0; j < n; ++j) m = std::max(m, base[j * inner]);
-          op_[o * inner + i] = m;
+          for (int64_t i = 0; i < inner; ++i) acc[i] = std::max<double>(acc[i], row[i]);
         } else {
-          double s = 0.0;
-          for (int64_t j = 0; j < n; ++j) s += base[j * inner];
-          op_[o * inner + i] = static_cast<T>(op == ReduceOp::Mean ? s / static_cast<double>(n) : s);
+          for (int64_t i = 0; i < inner; ++i) acc[i] += row[i];
         }
       }
+      const double scale = op == ReduceOp::Mean ? 1.0 / static_cast<double>(n) : 1.0;
+      for (int64_t i = 0; i < inner; ++i) op_[o * inner + i] = static_cast<T>(acc[i] * scale);
     }
   });
 }

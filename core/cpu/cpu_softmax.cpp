@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/fast_math.h"
 
 namespace normlab {
 
@@ -24,11 +25,10 @@ void CpuBackend::softmax(const Tensor& x, Tensor& y, bool causal) {
       const int64_t valid = causal ? (r % cols) + 1 : cols;
       T m = xr[0];
       for (int64_t j = 1; j < valid; ++j) m = std::max(m, xr[j]);
+      for (int64_t j = 0; j < valid; ++j) yr[j] = fast::exp(xr[j] - m);
       T s = 0;
-      for (int64_t j = 0; j < valid; ++j) {
-        yr[j] = std::exp(xr[j] - m);
-        s += yr[j];
-      }
+#pragma omp simd reduction(+ : s)
+      for (int64_t j = 0; j < valid; ++j) s += yr[j];
       const T inv = T(1) / s;
       for (int64_t j = 0; j < valid; ++j) yr[j] *= inv;
       for (int64_t j = valid; j < cols; ++j) yr[j] = T(0);
@@ -50,6 +50,7 @@ void CpuBackend::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx)
       const T* dyr = dyp + r * cols;
       T* dxr = dxp + r * cols;
       T dot = 0;
+#pragma omp simd reduction(+ : dot)
       for (int64_t j = 0; j < cols; ++j) dot += dyr[j] * yr[j];
       for (int64_t j = 0; j < cols; ++j) dxr[j] = yr[j] * (dyr[j] - dot);
     }
