@@ -82,11 +82,13 @@ def train_step(model, optimizer, params, config, ids, targets, step):
     return loss.item()
 
 
-def build(config, dtype=None):
+def build(config, dtype=None, device=None):
     m = config["model"]
     model = tm.TransformerLM(m)
     if (dtype or m["dtype"]) == "float64":
         model = model.double()
+    if device is not None:
+        model = model.to(device)  # before the optimizer is made, as normlab's Module::to
     model.train()
     return model, tm.make_optimizer(model, config["optim"])
 
@@ -94,12 +96,14 @@ def build(config, dtype=None):
 def run_timing(args, config):
     m, t = config["model"], config["train"]
     b, ctx = t["batch_size"], t["context"]
-    model, optimizer = build(config)
+    # train.device = "cuda" runs on the GPU (the step ends in loss.item(), which waits for it)
+    device = torch.device(t.get("device", "cpu"))
+    model, optimizer = build(config, device=device)
     params = list(model.parameters())
     gen = torch.Generator().manual_seed(t["seed"])
     count = min(args.warmup + args.steps, 16)
-    batches = [(torch.randint(0, m["vocab_size"], (b, ctx), generator=gen),
-                torch.randint(0, m["vocab_size"], (b, ctx), generator=gen)) for _ in range(count)]
+    batches = [(torch.randint(0, m["vocab_size"], (b, ctx), generator=gen).to(device),
+                torch.randint(0, m["vocab_size"], (b, ctx), generator=gen).to(device)) for _ in range(count)]
     step = 0
     for _ in range(args.warmup):
         train_step(model, optimizer, params, config, *batches[step % count], step)
@@ -116,7 +120,7 @@ def run_timing(args, config):
     out = {"framework": "torch", "config": args.config, "threads": torch.get_num_threads(), "batch": b,
            "context": ctx, "layers": m["n_layers"], "d_model": m["d_model"], "heads": m["n_heads"],
            "vocab": m["vocab_size"], "params": sum(p.numel() for p in params), "matmul_params": n_mm,
-           "optimizer": config["optim"]["name"], "steps": args.steps, "warmup": args.warmup,
+           "optimizer": config["optim"]["name"], "device": str(device), "steps": args.steps, "warmup": args.warmup,
            "median_ms": median, "min_ms": min(ms), "max_ms": max(ms),
            "tokens_per_s": b * ctx / (median * 1e-3), "flops_per_step": flops,
            "gflops": flops / (median * 1e-3) / 1e9, "peak_rss_mib": peak_rss_mib(), "final_loss": loss,

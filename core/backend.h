@@ -161,6 +161,9 @@ Backend& cpu_backend();
 // Defined by core/cuda/ when built with CUDA, else by a stub that throws "built without CUDA".
 Backend& cuda_backend();
 bool cuda_available();
+// Returns the CUDA caching allocator's unused blocks to the driver (cudaFree); the bytes released
+// (0 without CUDA or without a device).
+size_t cuda_trim_cache();
 
 // Threads used by the CPU kernels and OpenBLAS (0 = leave the library defaults).
 void set_num_threads(int n);

@@ -142,7 +142,8 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   Shape out_shape = ids.shape();
   out_shape.push_back(weight.size(1));
   Tensor out = Tensor::empty(out_shape, weight.dtype(), weight.device());
-  backend_of(weight).embedding_forward(weight.contiguous(), ids.contiguous(), out);
+  // ids may come from the host (a batch); the kernel reads them on the weight's device.
+  backend_of(weight).embedding_forward(weight.contiguous(), ids.to(weight.device()).contiguous(), out);
   return out;
 }
 

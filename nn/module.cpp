@@ -81,6 +81,22 @@ Var Module::parameter_slot(const std::string& name) const {
   return Var();
 }
 
+Tensor Module::buffer_slot(const std::string& name) const {
+  for (const auto& [own, buffer] : buffers_)
+    if (own == name) return *buffer;
+  return Tensor();
+}
+
+void Module::to(Device device) {
+  for (auto& [name, param] : params_) {
+    VarImpl& impl = *param.get();
+    impl.value = impl.value.to(device);
+    if (impl.grad.defined()) impl.grad = impl.grad.to(device);
+  }
+  for (auto& [name, buffer] : buffers_) *buffer = buffer->to(device);
+  for (auto& [name, child] : children_) child->to(device);
+}
+
 void Module::replace_from(const std::vector<Var>& params, size_t& next) {
   for (auto& [name, param] : params_) param = params[next++];
   for (auto& [name, child] : children_) child->replace_from(params, next);

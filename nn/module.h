@@ -33,12 +33,19 @@ class Module {
   // parameters through parameter_slot() at forward time rather than caching copies.
   void replace_parameters(const std::vector<Var>& params);
 
+  // Moves every parameter (value and gradient) and buffer of this module and its children to
+  // `device`, in place: Var handles held elsewhere see the moved tensors. Build the optimizer
+  // after moving (its state is created on the parameters' device).
+  void to(Device device);
+
  protected:
   // The returned reference is valid until the next registration: keep a copy (Var is a handle).
   Var& register_parameter(const std::string& name, Var param);
   Tensor& register_buffer(const std::string& name, Tensor buffer);
   // This module's own parameter `name` as currently registered, or an undefined Var when absent.
   Var parameter_slot(const std::string& name) const;
+  // This module's own buffer `name` as currently held (moved by to()), or undefined when absent.
+  Tensor buffer_slot(const std::string& name) const;
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     children_.emplace_back(name, module);

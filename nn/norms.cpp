@@ -29,8 +29,8 @@ Norm::Norm(const ModelConfig& config, int64_t dim)
     NL_CHECK(groups_ > 0 && dim % groups_ == 0, "model",
              "norm_groups must be positive and divide d_model {}, got {}", dim, groups_);
   if (type_ == "batchnorm") {
-    running_mean_ = register_buffer("running_mean", Tensor::zeros({dim}, dtype));
-    running_var_ = register_buffer("running_var", Tensor::ones({dim}, dtype));
+    register_buffer("running_mean", Tensor::zeros({dim}, dtype));
+    register_buffer("running_var", Tensor::ones({dim}, dtype));
   }
 }
 
@@ -41,7 +41,9 @@ Var Norm::forward(const Var& x) {
   if (type_ == "rmsnorm_unit_offset") return rms_norm(x, weight, eps_, true);
   if (type_ == "groupnorm") return group_norm(x, weight, bias, groups_, eps_);
   if (type_ == "batchnorm")
-    return batch_norm(x, weight, bias, running_mean_, running_var_, is_training(), 0.1, eps_);
+    // the buffers as currently held (Module::to may have moved them); updated in place
+    return batch_norm(x, weight, bias, buffer_slot("running_mean"), buffer_slot("running_var"), is_training(),
+                      0.1, eps_);
   return x;  // none
 }
 

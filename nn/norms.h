@@ -29,7 +29,6 @@ class Norm : public Module {
   std::string type_;
   double eps_;
   int64_t groups_;
-  Tensor running_mean_, running_var_;
 };
 
 }  // namespace normlab

@@ -13,7 +13,7 @@ namespace normlab {
 Var embedding(const Var& weight, const Tensor& ids) {
   Tensor y = ops::embedding(weight.value(), ids);  // checks shapes, dtype and id range
   const Shape w_shape = weight.shape();
-  Tensor saved_ids = ids.contiguous();
+  Tensor saved_ids = ids.to(weight.value().device()).contiguous();
   return record("embedding", {weight}, y, [w_shape, saved_ids](const Tensor& g) -> Grads {
     Tensor dw = Tensor::zeros(w_shape, g.dtype(), g.device());
     backend_for(g.device()).embedding_backward(saved_ids, g.contiguous(), dw);
@@ -36,12 +36,13 @@ Var cross_entropy(const Var& logits, const Tensor& targets, int32_t ignore_index
            shape_str(targets.shape()), shape_str(logits.shape()));
   const int64_t vocab = logits.size(-1);
   Tensor x = logits.value().reshape({-1, vocab}).contiguous();  // (N, V)
-  Tensor t = targets.reshape({-1}).contiguous();                 // (N,)
+  Tensor t = targets.reshape({-1}).to(x.device()).contiguous();  // (N,), on the logits' device
   Tensor lse = Tensor::empty({x.size(0)}, x.dtype(), x.device());
   Backend& backend = backend_for(x.device());
   const double loss = backend.cross_entropy_forward(x, t, ignore_index, lse);
-  // The mean's denominator: the number of counted targets (a host-side count of int ids).
-  const std::vector<int32_t> ids = t.to_ints();
+  // The mean's denominator: the number of counted targets (a host-side count of int ids; free
+  // when the targets came from the host, one small copy when they are on a GPU).
+  const std::vector<int32_t> ids = targets.to_ints();
   const int64_t count = static_cast<int64_t>(ids.size()) - std::count(ids.begin(), ids.end(), ignore_index);
   Tensor y = Tensor::full({}, loss, x.dtype(), x.device());
   const Shape logits_shape = logits.shape();

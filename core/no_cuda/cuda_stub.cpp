@@ -1,5 +1,5 @@
-// Linked when normlab is built without CUDA: any request for a CUDA tensor says so clearly.
-#ifndef NORMLAB_WITH_CUDA
+// Linked only when normlab is built without CUDA (core/CMakeLists.txt leaves it out otherwise):
+// any request for a CUDA tensor says so clearly.
 #include "core/backend.h"
 
 namespace normlab {
@@ -8,6 +8,6 @@ Backend& cuda_backend() {
   fail("cuda", "normlab was built without CUDA (configure with -DNORMLAB_CUDA=ON on a machine with nvcc and cuBLAS)");
 }
 bool cuda_available() { return false; }
+size_t cuda_trim_cache() { return 0; }
 
 }  // namespace normlab
-#endif

@@ -18,6 +18,10 @@
 // the causal mask's upper triangles are counted in full because the kernels compute them
 // (the PaLM appendix's 12 L H Q T per token). Biases, norms, softmax and the loss are not counted.
 //
+// train.device = "cuda": model and batches on the GPU; each step ends in loss.item(), which waits for
+// the GPU, so step times are whole. The op-family shares then measure host-side launch time, not
+// kernel time: pass --no-profile there.
+//
 // --losses-from FILE (a `normlab grads` dump: "param.<name>", "inputs", "targets"): loads the
 // parameters and the batch and trains N steps on that one batch, printing the loss before each
 // update: the first losses to compare with bench/torch_reference.py --load-grads FILE --losses N.
@@ -123,7 +127,12 @@ void run_losses(const BenchOptions& opt, const SafetensorsFile& dump, const RunC
 
 void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
                 TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
-  const std::vector<Batch> batches = draw_batches(config, dataset, std::min<int64_t>(opt.warmup + opt.steps, 16));
+  std::vector<Batch> batches = draw_batches(config, dataset, std::min<int64_t>(opt.warmup + opt.steps, 16));
+  const Device device = parse_device(config.train.device);
+  for (Batch& batch : batches) {  // on the model's device before timing
+    batch.inputs = batch.inputs.to(device);
+    batch.targets = batch.targets.to(device);
+  }
   int64_t step = 0;
   for (int64_t i = 0; i < opt.warmup; ++i, ++step)
     train_step(model, optimizer, params, config, batches[step % batches.size()], step);
@@ -165,7 +174,8 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
   breakdown["other"] = opt.no_profile ? 0.0 : std::max(0.0, 100.0 - accounted);
 
   nlohmann::ordered_json out = {
-      {"framework", "normlab"}, {"config", opt.config_path}, {"threads", num_threads()},
+      {"framework", "normlab"}, {"config", opt.config_path}, {"device", config.train.device},
+      {"threads", num_threads()},
       {"batch", b}, {"context", t}, {"layers", m.n_layers}, {"d_model", m.d_model},
       {"heads", m.n_heads}, {"vocab", m.vocab_size}, {"params", model.parameter_count()},
       {"matmul_params", matmul_params}, {"optimizer", config.optim.name}, {"steps", opt.steps},
@@ -177,9 +187,9 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
     fmt::print("{}\n", out.dump());
     return;
   }
-  fmt::print("normlab bench: {}  L={} C={} H={} V={} B={} T={}  {} params ({} in matmuls)  {}  threads {}\n",
+  fmt::print("normlab bench: {}  L={} C={} H={} V={} B={} T={}  {} params ({} in matmuls)  {}  {}  threads {}\n",
              opt.config_path, m.n_layers, m.d_model, m.n_heads, m.vocab_size, b, t,
-             model.parameter_count(), matmul_params, config.optim.name, num_threads());
+             model.parameter_count(), matmul_params, config.optim.name, config.train.device, num_threads());
   fmt::print("  step time   median {:.2f} ms   min {:.2f}   max {:.2f}   ({} timed, {} warm-up)\n",
              median, sorted.front(), sorted.back(), opt.steps, opt.warmup);
   fmt::print("  throughput  {:.0f} tokens/s   {:.2f} GFLOP/s ({:.3g} GFLOP/step)\n", tokens_per_s,
@@ -214,6 +224,7 @@ void run_bench_train(const BenchOptions& opt) {
     NL_CHECK(file.good(), "bench", "cannot write --resolved-config '{}'", opt.resolved_config);
   }
   TransformerLM model(config.model);
+  model.to(parse_device(config.train.device));  // train.device=cuda: built on the host, then moved
   model.train();
   const auto named = model.named_parameters();
   std::vector<Var> params;

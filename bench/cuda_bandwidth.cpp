@@ -1,0 +1,70 @@
+// GPU memory bandwidth of the fused norm kernels (and softmax) against a device-to-device copy,
+// float32, (rows, C) = (16384, 1024) by default: 64 MiB per tensor, several times the H200's L2.
+//   build/cuda_bandwidth [rows C [iterations]]
+// GB/s counts the bytes an ideal kernel must move: forward reads x and writes y (2 N); backward
+// reads dy and x and writes dx (3 N; the weight gradients' (C,) outputs are negligible). A copy
+// moves 2 N. Our backward runs the dx kernel and the weight-gradient column sums as two passes, so
+// it really moves about 5 N: the figure is the useful bandwidth, not the hardware's.
+// Timing: std::chrono around `iterations` launches, cudaDeviceSynchronize before and after.
+#include <cuda_runtime.h>
+#include <fmt/core.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "core/backend.h"
+#include "core/norm_ops.h"
+#include "core/ops.h"
+#include "core/random.h"
+
+using namespace normlab;
+
+namespace {
+
+double seconds_per_call(const std::function<void()>& f, int iterations) {
+  f();  // warm-up (allocator, first launch)
+  cudaDeviceSynchronize();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < iterations; ++i) f();
+  cudaDeviceSynchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iterations;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda_available()) {
+    fmt::print(stderr, "cuda_bandwidth: no CUDA device\n");
+    return 1;
+  }
+  const int64_t rows = argc > 2 ? std::stoll(argv[1]) : 16384, C = argc > 2 ? std::stoll(argv[2]) : 1024;
+  const int iterations = argc > 3 ? std::stoi(argv[3]) : 20;
+  const Device gpu = Device::cuda();
+  Generator gen(1);
+  const Tensor x = Tensor::randn({rows, C}, gen).to(gpu), dy = Tensor::randn({rows, C}, gen).to(gpu);
+  const Tensor gamma = Tensor::randn({C}, gen).to(gpu), beta = Tensor::randn({C}, gen).to(gpu);
+  const double n_bytes = static_cast<double>(x.nbytes());
+
+  const double copy_s = seconds_per_call([&] { (void)x.clone(); }, iterations);
+  const double copy_gbs = 2.0 * n_bytes / copy_s / 1e9;
+  fmt::print("cuda_bandwidth: float32 ({}, {}), {:.0f} MiB per tensor, {} iterations\n", rows, C,
+             n_bytes / (1 << 20), iterations);
+  fmt::print("  {:<28} {:8.1f} GB/s   (reference)\n", "device copy", copy_gbs);
+  auto report = [&](const std::string& name, double tensors_moved, const std::function<void()>& f) {
+    const double s = seconds_per_call(f, iterations);
+    const double gbs = tensors_moved * n_bytes / s / 1e9;
+    fmt::print("  {:<28} {:8.1f} GB/s   {:5.1f}% of copy   {:8.3f} ms\n", name, gbs, 100.0 * gbs / copy_gbs, s * 1e3);
+  };
+  const ops::NormForward ln = ops::layer_norm(x, gamma, beta, 1e-5);
+  report("layer_norm forward", 2, [&] { (void)ops::layer_norm(x, gamma, beta, 1e-5); });
+  report("layer_norm backward", 3, [&] { (void)ops::layer_norm_backward(dy, x, gamma, ln, true, true); });
+  const ops::NormForward rms = ops::rms_norm(x, gamma, 1e-6, false);
+  report("rms_norm forward", 2, [&] { (void)ops::rms_norm(x, gamma, 1e-6, false); });
+  report("rms_norm backward", 3, [&] { (void)ops::rms_norm_backward(dy, x, gamma, rms, false, true); });
+  const Tensor y = ops::softmax(x, false);
+  report("softmax forward", 2, [&] { (void)ops::softmax(x, false); });
+  report("softmax backward", 3, [&] { (void)ops::softmax_backward(y, dy); });
+  report("gelu forward", 2, [&] { (void)ops::unary(UnaryOp::Gelu, x); });
+  return 0;
+}
