@@ -87,15 +87,22 @@ void render_chart(const Chart& chart, const std::string& output) {
     const fs::path data = temp.path / fmt::format("series{}.dat", i);
     std::ofstream out(data);
     int points = 0;
-    for (const auto& [x, y] : s.points) {
-      if (!std::isfinite(x) || !std::isfinite(y) || (chart.log_y && y <= 0)) continue;
-      out << fmt::format("{} {}\n", x, y);
+    const bool bars = !s.y_err.empty();
+    NL_CHECK(!bars || s.y_err.size() == s.points.size(), "plot", "series '{}' has {} points but {} error bars",
+             s.title, s.points.size(), s.y_err.size());
+    for (size_t k = 0; k < s.points.size(); ++k) {
+      const auto [x, y] = s.points[k];
+      if (!std::isfinite(x) || !std::isfinite(y) || (chart.log_y && y <= 0) || (chart.log_x && x <= 0)) continue;
+      out << (bars ? fmt::format("{} {} {}\n", x, y, std::isfinite(s.y_err[k]) ? s.y_err[k] : 0.0)
+                   : fmt::format("{} {}\n", x, y));
       ++points;
     }
     if (points == 0) continue;  // nothing drawable in this series (gnuplot would fail on it)
-    plot_line += fmt::format("{}{} using 1:2 with {} lw 2 lc {} dt {} title {}", drawn ? ", \\\n  " : "",
-                             quote(data.string()), s.markers || points == 1 ? "linespoints pt 7 ps 0.6" : "lines",
-                             s.color, s.dashed ? 2 : 1, quote(s.title));
+    const std::string style = bars ? "yerrorlines pt 7 ps 0.6"
+                                   : (s.markers || points == 1 ? "linespoints pt 7 ps 0.6" : "lines");
+    plot_line += fmt::format("{}{} using {} with {} lw 2 lc {} dt {} title {}", drawn ? ", \\\n  " : "",
+                             quote(data.string()), bars ? "1:2:3" : "1:2", style, s.color, s.dashed ? 2 : 1,
+                             quote(s.title));
     ++drawn;
   }
   NL_CHECK(drawn > 0, "plot", "nothing to draw in '{}': no series has a finite{} value", output,
@@ -110,6 +117,7 @@ void render_chart(const Chart& chart, const std::string& output) {
   script += "set grid\nset key outside right top\n";
   script += "set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05\n";  // lines off the frame
   if (chart.log_y) script += "set logscale y\nset format y '%g'\n";
+  if (chart.log_x) script += "set logscale x\nset format x '%g'\n";
   if (chart.integer_x) script += "set xtics 1\nset mxtics 1\n";
   script += "plot " + plot_line + "\nunset output\n";
   const fs::path script_path = temp.path / "chart.gp";

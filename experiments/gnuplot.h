@@ -13,11 +13,13 @@ struct ChartSeries {
   int color = 1;                                  // gnuplot line colour index (1, 2, ...)
   bool dashed = false;
   bool markers = false;                           // draw a point at each value
+  std::vector<double> y_err;                      // empty, or one error bar (+-) per point
 };
 
 struct Chart {
   std::string title, xlabel, ylabel;
   bool log_y = false;        // non-positive and non-finite y are dropped on a log scale
+  bool log_x = false;        // likewise for x
   bool integer_x = false;    // one tick per integer x (layer indices)
   std::vector<ChartSeries> series;
 };

@@ -71,6 +71,9 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
   std::unique_ptr<Dataset> data = make_dataset(c.data);
   c.model.vocab_size = data->vocab_size();
   TransformerLM model(c.model);
+  // train.device: the model is built (and initialised) on the host, then moved; batches follow it.
+  const Device device = parse_device(c.train.device);
+  model.to(device);
   auto optimizer = make_optimizer(c.optim, model.named_parameters());
   Generator data_gen(c.train.seed);
 
@@ -99,7 +102,22 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
   const int64_t end_step = options.stop_after >= 0 ? std::min(c.train.steps, start_step + options.stop_after)
                                                    : c.train.steps;
   result.status = "completed";
+  // Never measured stays NaN (null in summary.json): a run that diverged before its first
+  // evaluation has no validation loss, and 0 would read as the best one of a sweep.
+  result.final_train_loss = result.final_val_loss = NAN;
   result.best_val_loss = INFINITY;
+  result.steps_done = start_step;  // a resumed run with nothing left to do stays complete
+  // A resumed run's summary covers the whole run: the losses logged before its checkpoint count.
+  if (resuming) {
+    for (const nlohmann::json& r : read_metrics(dir / run_files::kMetrics)) {
+      if (r.contains(kTrainLossKey) && r[kTrainLossKey].is_number())
+        result.final_train_loss = r[kTrainLossKey].get<double>();
+      if (r.contains(kValLossKey) && r[kValLossKey].is_number()) {
+        result.final_val_loss = r[kValLossKey].get<double>();
+        result.best_val_loss = std::min(result.best_val_loss, result.final_val_loss);
+      }
+    }
+  }
   double tokens_per_second = 0.0, train_seconds = 0.0;
   int64_t timed_steps = 0;
 
@@ -107,6 +125,8 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
     const auto t_step = Clock::now();
     model.set_dropout_seed(c.train.seed * 7777777ull + static_cast<uint64_t>(step));
     Batch batch = data->sample(false, c.train.batch_size, c.train.context, data_gen);
+    batch.inputs = batch.inputs.to(device);
+    batch.targets = batch.targets.to(device);
     Var loss = model.loss(batch.inputs, batch.targets);
     const double loss_value = loss.item();
     backward(loss);
@@ -175,7 +195,7 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
   if (tty) fmt::print(stderr, "\n");
   if (result.status == "completed" && result.steps_done < c.train.steps) result.status = "stopped";
   if (result.status != "diverged") save_checkpoint(dir.string(), model, *optimizer, data_gen, result.steps_done);
-  if (!std::isfinite(result.best_val_loss)) result.best_val_loss = result.final_val_loss;
+  if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
 
   result.tokens_per_second = tokens_per_second;
   result.wall_seconds = seconds_since(t_start);

@@ -25,7 +25,7 @@ struct TrainResult {
   std::string status;        // "completed" | "diverged" | "stopped"
   int64_t steps_done = 0;
   std::string reason;        // why it diverged
-  double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0;
+  double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0;  // NaN if never measured
   double tokens_per_second = 0, wall_seconds = 0;
 };
 

@@ -12,5 +12,10 @@ CLI::App* add_sample_command(CLI::App& app, int& exit_code);
 CLI::App* add_plot_command(CLI::App& app, int& exit_code);
 // `normlab bench train CONFIG ...`: step timing, op-family breakdown, loss replay (bench_command.cpp).
 CLI::App* add_bench_command(CLI::App& app, int& exit_code);
+// `normlab sweep CONFIG key=v1,v2 ...`: a grid of runs as child processes (sweep_command.cpp).
+CLI::App* add_sweep_command(CLI::App& app, int& exit_code);
+// `normlab reproduce xiong [--quick] [--jobs N] [--out DIR] [--only E1,...]`: the paper's suite
+// and its report (reproduce_command.cpp, experiments/xiong/).
+CLI::App* add_reproduce_command(CLI::App& app, int& exit_code);
 
 }  // namespace normlab::cli

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   normlab::cli::add_sample_command(app, exit_code);
   normlab::cli::add_plot_command(app, exit_code);
   normlab::cli::add_bench_command(app, exit_code);
+  normlab::cli::add_sweep_command(app, exit_code);
+  normlab::cli::add_reproduce_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

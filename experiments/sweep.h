@@ -1,0 +1,75 @@
+// Sweeps: a grid of config overrides, each point an ordinary run directory under one sweep
+// directory, run by child `normlab train` processes (several at once with jobs > 1).
+//   normlab sweep CONFIG.toml model.norm_placement=pre,post optim.lr=5e-4,1e-3 seed=1,2,3 --jobs 2
+// "seed=..." sets both train.seed and model.seed. Points already completed (summary.json present,
+// status completed or diverged) are skipped, so an interrupted sweep resumes. A diverged run is a
+// result and never stops the sweep. sweep.csv: one row per point (see SweepRow).
+//
+// Each point runs as `normlab train CONFIG <fixed overrides> <point overrides>
+// train.out_dir="<out_dir>" train.name="<point name>" [train.threads=N] --quiet`, its stdout and
+// stderr going to <out_dir>/<point name>/log.txt (the run directory is created first). A point
+// whose directory holds no summary.json (interrupted, or failed) is run again from step 0.
+// sweep.csv (RFC 4180 quoting: names hold commas) has the columns
+//   name, <each axis key>, status, diverged_step, final_train_loss, final_val_loss,
+//   best_val_loss, wall_s, run_dir, error
+// and is rewritten atomically after every finished run (unfinished points: status "pending").
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace normlab {
+
+struct SweepAxis {
+  std::string key;                  // "optim.lr", or "seed"
+  std::vector<std::string> values;  // as written ("5e-4", "post", "\"x\"")
+};
+
+struct SweepPoint {
+  std::vector<std::pair<std::string, std::string>> overrides;  // (key, value) in axis order
+  std::string name;  // run directory name made from the overrides, e.g. "norm_placement=post,lr=5e-4,seed=1"
+                     // (the last part of each key, the full key where two axes share it; characters
+                     // other than [A-Za-z0-9._=,+-] become '_', quotes are dropped; no axes: "base")
+};
+
+struct SweepOptions {
+  std::string config_path;
+  std::vector<std::string> fixed_overrides;  // applied to every point, before the axes
+  std::string out_dir;                       // the sweep directory (runs go in out_dir/<point name>/)
+  int jobs = 1;                              // runs at a time
+  int threads_per_run = 0;                   // train.threads of each run; 0 = 1 when jobs > 1, else default
+  std::string normlab_binary;                // empty: this process's own executable
+  bool quiet = false;                        // no progress line (stdout) per finished run
+};
+
+struct SweepRow {
+  SweepPoint point;
+  std::string run_dir;
+  std::string status;  // completed | diverged | failed (the child exited non-zero: error in log.txt)
+                       // | pending (only in a sweep.csv written while the sweep runs)
+  int64_t diverged_step = -1;
+  double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0, wall_seconds = 0;
+  bool skipped = false;  // already completed before this invocation
+  std::string error;     // failed runs: how the child ended and the last lines of its log
+};
+
+// Parses "key=v1,v2,..." arguments (errors name the argument).
+std::vector<SweepAxis> parse_sweep_axes(const std::vector<std::string>& arguments);
+// Cartesian product in axis order (last axis fastest).
+std::vector<SweepPoint> expand_grid(const std::vector<SweepAxis>& axes);
+// Runs (or skips) every point; writes out_dir/sweep.csv and returns its rows in point order.
+// Before starting anything it checks the binary and loads the config with every point's
+// overrides (load_config), so a typo throws naming the point and the override.
+std::vector<SweepRow> run_sweep(const SweepOptions& options, const std::vector<SweepPoint>& points);
+
+// The config overrides of a point ("seed=3" becomes "train.seed=3", "model.seed=3").
+std::vector<std::string> point_override_texts(const SweepPoint& point);
+// Writes sweep.csv atomically (the axis columns are taken from the first row's point).
+void write_sweep_csv(const std::filesystem::path& path, const std::vector<SweepRow>& rows);
+// Reads a sweep.csv back (the axis columns are those between "name" and "status"); throws naming
+// the file and line.
+std::vector<SweepRow> read_sweep_csv(const std::filesystem::path& path);
+
+}  // namespace normlab

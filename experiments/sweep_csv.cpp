@@ -1,0 +1,147 @@
+// sweep.csv: one row per sweep point, RFC 4180 quoting (point names hold commas).
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "experiments/atomic_file.h"
+#include "experiments/sweep.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab {
+
+namespace {
+
+// The columns after the axis keys.
+const std::vector<std::string>& result_columns() {
+  static const std::vector<std::string> columns = {"status",         "diverged_step", "final_train_loss",
+                                                   "final_val_loss", "best_val_loss", "wall_s",
+                                                   "run_dir",        "error"};
+  return columns;
+}
+
+std::string quote_cell(const std::string& text) {
+  std::string cell;
+  for (const char ch : text) cell += (ch == '\n' || ch == '\r') ? ' ' : ch;  // one line per row
+  if (cell.find_first_of(",\"") == std::string::npos) return cell;
+  std::string quoted = "\"";
+  for (const char ch : cell) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return quoted + "\"";
+}
+
+// One CSV line, newline included.
+std::string join_cells(const std::vector<std::string>& cells) {
+  std::string line;
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (c > 0) line += ',';
+    line += quote_cell(cells[c]);
+  }
+  return line + '\n';
+}
+
+std::string number_cell(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);  // the shortest text that reads back exactly
+}
+
+// Splits one CSV line; false if a quoted cell is not closed.
+bool split_quoted(const std::string& line, std::vector<std::string>& cells) {
+  cells.assign(1, "");
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cells.back() += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        cells.back() += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      cells.emplace_back();
+    } else if (ch != '\r') {
+      cells.back() += ch;
+    }
+  }
+  return !quoted;
+}
+
+double parse_number(const std::string& cell, const std::string& where) {
+  if (cell.empty()) return 0.0;  // not measured (pending or failed runs)
+  char* end = nullptr;
+  const double v = std::strtod(cell.c_str(), &end);
+  NL_CHECK(end != cell.c_str() && *end == '\0', "sweep", "{}: '{}' is not a number", where, cell);
+  return v;
+}
+
+}  // namespace
+
+void write_sweep_csv(const fs::path& path, const std::vector<SweepRow>& rows) {
+  std::vector<std::string> header = {"name"};
+  if (!rows.empty())
+    for (const auto& [key, _] : rows.front().point.overrides) header.push_back(key);
+  header.insert(header.end(), result_columns().begin(), result_columns().end());
+  std::string text;
+  text += join_cells(header);
+  for (const SweepRow& row : rows) {
+    const bool measured = row.status == "completed" || row.status == "diverged";
+    std::vector<std::string> cells = {row.point.name};
+    for (const auto& [_, value] : row.point.overrides) cells.push_back(value);
+    cells.push_back(row.status);
+    cells.push_back(row.status == "diverged" ? fmt::format("{}", row.diverged_step) : "");
+    for (const double v : {row.final_train_loss, row.final_val_loss, row.best_val_loss, row.wall_seconds})
+      cells.push_back(measured ? number_cell(v) : "");
+    cells.push_back(row.run_dir);
+    cells.push_back(row.error);
+    NL_CHECK(cells.size() == header.size(), "sweep", "row '{}' has {} axis values, the header {}",
+             row.point.name, row.point.overrides.size(), header.size() - 1 - result_columns().size());
+    text += join_cells(cells);
+  }
+  write_file_atomic(path.string(), text);
+}
+
+std::vector<SweepRow> read_sweep_csv(const fs::path& path) {
+  std::ifstream in(path);
+  NL_CHECK(in.good(), "sweep", "cannot read '{}'", path.string());
+  std::vector<std::string> header, cells;
+  std::string line;
+  NL_CHECK(std::getline(in, line) && split_quoted(line, header), "sweep", "{}:1: no header", path.string());
+  const size_t axes = header.size() >= 1 + result_columns().size()
+                          ? header.size() - 1 - result_columns().size() : 0;
+  const bool layout_ok = header.size() >= 1 + result_columns().size() && header[0] == "name" &&
+                         std::equal(result_columns().begin(), result_columns().end(), header.begin() + 1 + axes);
+  NL_CHECK(layout_ok, "sweep", "{}:1: expected the columns name, <axis keys>, {}", path.string(),
+           fmt::join(result_columns(), ", "));
+  std::vector<SweepRow> rows;
+  for (size_t number = 2; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    const std::string where = fmt::format("{}:{}", path.string(), number);
+    NL_CHECK(split_quoted(line, cells), "sweep", "{}: unterminated quoted cell", where);
+    NL_CHECK(cells.size() == header.size(), "sweep", "{}: {} cells, the header has {}", where, cells.size(),
+             header.size());
+    SweepRow row;
+    row.point.name = cells[0];
+    for (size_t a = 0; a < axes; ++a) row.point.overrides.emplace_back(header[1 + a], cells[1 + a]);
+    const size_t r = 1 + axes;
+    row.status = cells[r];
+    row.diverged_step = cells[r + 1].empty() ? -1 : static_cast<int64_t>(parse_number(cells[r + 1], where));
+    row.final_train_loss = parse_number(cells[r + 2], where);
+    row.final_val_loss = parse_number(cells[r + 3], where);
+    row.best_val_loss = parse_number(cells[r + 4], where);
+    row.wall_seconds = parse_number(cells[r + 5], where);
+    row.run_dir = cells[r + 6];
+    row.error = cells[r + 7];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace normlab

@@ -1,0 +1,194 @@
+// The trainer, in process on tiny configs: reproducibility, stop-and-resume bit for bit,
+// divergence as a result, the grad_norms.csv layout, and the saved config.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "command_util.h"
+#include "experiments/config.h"
+#include "experiments/run_dir.h"
+#include "experiments/trainer.h"
+#include "nn/transformer.h"
+#include "test_util.h"
+
+namespace normlab {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ScratchDir;
+
+struct TinyRun {
+  ScratchDir dir;
+  std::string config_path = dir.write("tiny.toml", test::tiny_config_toml(dir.file("runs")));
+  RunConfig config(std::vector<std::string> overrides = {}) const { return load_config(config_path, overrides); }
+  fs::path run(const std::string& name) const { return dir.path() / "runs" / name; }
+};
+
+TrainOptions quiet_options(int64_t stop_after = -1, std::string resume_dir = "") {
+  TrainOptions o;
+  o.quiet = true;
+  o.stop_after = stop_after;
+  o.resume_dir = std::move(resume_dir);
+  return o;
+}
+
+nlohmann::json read_summary(const fs::path& run_dir) {
+  std::ifstream in(run_dir / "summary.json");
+  return nlohmann::json::parse(in);
+}
+
+// metrics.jsonl without the timing column, which differs between runs.
+std::vector<nlohmann::json> metrics_without_timing(const fs::path& run_dir) {
+  std::vector<nlohmann::json> records = read_metrics(run_dir / "metrics.jsonl");
+  for (auto& r : records) r.erase("tokens_per_s");
+  return records;
+}
+
+TEST(Trainer, SameConfigAndSeedGiveIdenticalLosses) {
+  TinyRun t;
+  const TrainOptions quiet = quiet_options();
+  const TrainResult a = train(t.config({"train.name=a", "model.dropout=0.1"}), quiet);
+  const TrainResult b = train(t.config({"train.name=b", "model.dropout=0.1"}), quiet);
+  EXPECT_EQ(a.status, "completed");
+  EXPECT_EQ(a.steps_done, 6);
+  const auto ma = metrics_without_timing(t.run("a")), mb = metrics_without_timing(t.run("b"));
+  ASSERT_EQ(ma.size(), 6u);  // log.every = 1
+  EXPECT_EQ(ma, mb);         // every loss, lr and grad norm, bit for bit
+  EXPECT_EQ(a.final_val_loss, b.final_val_loss);
+  // A different seed gives different losses (the comparison above can fail).
+  train(t.config({"train.name=c", "model.dropout=0.1", "train.seed=2", "model.seed=2"}), quiet);
+  EXPECT_NE(metrics_without_timing(t.run("c")), ma);
+}
+
+TEST(Trainer, StoppedAndResumedRunMatchesTheUninterruptedOne) {
+  TinyRun t;
+  const std::vector<std::string> common = {"model.dropout=0.1", "schedule.kind=cosine", "schedule.warmup_steps=2"};
+  auto with = [&](std::string name) {
+    auto o = common;
+    o.push_back("train.name=" + name);
+    return t.config(o);
+  };
+  const TrainResult full = train(with("full"), quiet_options());
+  const TrainResult part = train(with("part"), quiet_options(3));
+  EXPECT_EQ(part.status, "stopped");
+  EXPECT_EQ(part.steps_done, 3);
+  EXPECT_EQ(read_summary(t.run("part"))["status"], "stopped");
+  EXPECT_FALSE(is_completed_run(t.run("part")));
+  const TrainResult resumed = train(RunConfig{}, quiet_options(-1, t.run("part").string()));
+  EXPECT_EQ(resumed.status, "completed");
+  EXPECT_EQ(resumed.steps_done, 6);
+
+  // metrics.jsonl: the same records, each step once.
+  const auto m_full = metrics_without_timing(t.run("full")), m_part = metrics_without_timing(t.run("part"));
+  ASSERT_EQ(m_part.size(), m_full.size());
+  for (size_t i = 0; i < m_full.size(); ++i) EXPECT_EQ(m_part[i], m_full[i]) << "record " << i;
+  // grad_norms.csv: the same header and rows (steps 0, 2, 4), bit for bit.
+  const CsvTable g_full = read_csv(t.run("full") / "grad_norms.csv"), g_part = read_csv(t.run("part") / "grad_norms.csv");
+  EXPECT_EQ(g_part.columns, g_full.columns);
+  ASSERT_EQ(g_full.rows.size(), 3u);
+  EXPECT_EQ(g_part.rows, g_full.rows);
+  // The summary covers the whole run, including evaluations before the stop.
+  const auto s_full = read_summary(t.run("full")), s_part = read_summary(t.run("part"));
+  for (const char* key : {"status", "steps_done", "final_train_loss", "final_val_loss", "best_val_loss"})
+    EXPECT_EQ(s_part[key], s_full[key]) << key;
+  EXPECT_EQ(resumed.best_val_loss, full.best_val_loss);
+}
+
+TEST(Trainer, ResumedSummaryCountsEvaluationsBeforeTheStop) {
+  TinyRun t;
+  train(t.config({"train.name=p"}), quiet_options(3));
+  // Make the evaluation before the stop (step 1) the best one by far.
+  const fs::path metrics_path = t.run("p") / "metrics.jsonl";
+  std::string text;
+  for (nlohmann::json r : read_metrics(metrics_path)) {
+    if (r.contains("val_loss")) r["val_loss"] = 1e-3;
+    text += r.dump() + "\n";
+  }
+  std::ofstream(metrics_path) << text;
+  const TrainResult r = train(RunConfig{}, quiet_options(-1, t.run("p").string()));
+  EXPECT_EQ(r.best_val_loss, 1e-3);
+  EXPECT_EQ(read_summary(t.run("p"))["best_val_loss"], 1e-3);
+  EXPECT_NE(r.final_val_loss, 1e-3);  // the last evaluation is the resumed run's own
+}
+
+TEST(Trainer, ResumingACompletedRunChangesNothing) {
+  TinyRun t;
+  const TrainResult done = train(t.config({"train.name=d"}), quiet_options());
+  const TrainResult again = train(RunConfig{}, quiet_options(-1, t.run("d").string()));
+  EXPECT_EQ(again.status, "completed");
+  EXPECT_EQ(again.steps_done, 6);
+  EXPECT_EQ(again.final_train_loss, done.final_train_loss);
+  EXPECT_EQ(again.final_val_loss, done.final_val_loss);
+  std::ifstream state(t.run("d") / "checkpoint" / "trainer_state.json");
+  EXPECT_EQ(nlohmann::json::parse(state)["step"], 6);  // the checkpoint still says where it is
+  EXPECT_EQ(read_metrics(t.run("d") / "metrics.jsonl").size(), 6u);
+}
+
+TEST(Trainer, DivergenceIsARecordedResult) {
+  TinyRun t;
+  const RunConfig c = t.config({"train.name=boom", "optim.lr=1e4", "train.divergence_loss=20"});
+  TrainResult r;
+  ASSERT_NO_THROW(r = train(c, quiet_options()));
+  EXPECT_EQ(r.status, "diverged");
+  EXPECT_FALSE(r.reason.empty());
+  EXPECT_LT(r.steps_done, 6);
+  const auto summary = read_summary(t.run("boom"));
+  EXPECT_EQ(summary["status"], "diverged");
+  EXPECT_EQ(summary["diverged_at_step"], r.steps_done);
+  EXPECT_EQ(summary["reason"], r.reason);
+  EXPECT_TRUE(is_completed_run(t.run("boom")));  // a result: a sweep does not run it again
+  // Every step up to the divergence is logged, the last record says why.
+  const auto metrics = read_metrics(t.run("boom") / "metrics.jsonl");
+  ASSERT_EQ(static_cast<int64_t>(metrics.size()), r.steps_done + 1);
+  for (int64_t s = 0; s <= r.steps_done; ++s) EXPECT_EQ(metrics[s]["step"], s);
+  EXPECT_EQ(metrics.back()["diverged"], r.reason);
+  // Losses never measured are null, not 0 (which would read as the best run of a sweep).
+  double best_val = INFINITY;
+  for (const auto& m : metrics)
+    if (m.contains("val_loss")) best_val = std::min(best_val, m["val_loss"].get<double>());
+  if (std::isinf(best_val)) {
+    EXPECT_TRUE(summary["best_val_loss"].is_null()) << summary.dump();
+    EXPECT_TRUE(std::isnan(r.best_val_loss));
+  } else {
+    EXPECT_EQ(summary["best_val_loss"], best_val);
+  }
+}
+
+TEST(Trainer, GradNormsStartAtInitializationWithEveryParameterAndResidualRms) {
+  TinyRun t;
+  RunConfig c = t.config({"train.name=g"});
+  train(c, quiet_options());
+  const CsvTable table = read_csv(t.run("g") / "grad_norms.csv");
+  ASSERT_FALSE(table.rows.empty());
+  EXPECT_EQ(table.rows[0][0], 0.0);  // step 0: before any update
+  c.model.vocab_size = c.data.copy_vocab;
+  TransformerLM model(c.model);
+  for (const auto& [name, _] : model.named_parameters()) {
+    const int col = table.column(name);
+    ASSERT_GE(col, 0) << name;
+    EXPECT_GT(table.rows[0][col], 0.0) << name << " got no gradient";
+  }
+  for (int64_t l = 0; l < c.model.n_layers; ++l) {
+    EXPECT_GE(table.column("layer." + std::to_string(l)), 0);
+    const int col = table.column("residual_rms." + std::to_string(l));
+    ASSERT_GE(col, 0) << "residual_rms." << l;
+    EXPECT_GT(table.rows[0][col], 0.0);
+  }
+  EXPECT_GE(table.column("global"), 0);
+}
+
+TEST(Trainer, SavedConfigReloadsToTheSameConfig) {
+  TinyRun t;
+  RunConfig c = t.config({"train.name=cfg", "model.norm_placement=post", "optim.lr=3e-3"});
+  train(c, quiet_options());
+  const RunConfig saved = load_config((t.run("cfg") / "config.toml").string());
+  c.model.vocab_size = c.data.copy_vocab;  // the trainer takes the vocabulary from the data
+  EXPECT_EQ(config_to_toml(saved), config_to_toml(c));
+  EXPECT_EQ(saved.model.norm_placement, "post");
+  EXPECT_EQ(saved.optim.lr, 3e-3);
+}
+
+}  // namespace
+}  // namespace normlab
