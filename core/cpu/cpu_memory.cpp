@@ -4,17 +4,20 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/cpu/cpu_allocator.h"
 #include "core/cpu/cpu_backend.h"
 
 namespace normlab {
 
-void* CpuBackend::allocate(size_t bytes) {
-  const size_t aligned = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, aligned);
-  NL_CHECK(p != nullptr, "cpu.allocate", "out of memory allocating {} bytes", bytes);
-  return p;
+// Host memory comes from a caching allocator (core/cpu/cpu_allocator.h), capped at 4 GiB of
+// cached blocks. It is never destroyed: tensors in static storage may be freed after main returns.
+static HostBlockCache& host_cache() {
+  static auto* cache = new HostBlockCache(size_t{4} << 30);
+  return *cache;
 }
-void CpuBackend::deallocate(void* ptr, size_t) { std::free(ptr); }
+
+void* CpuBackend::allocate(size_t bytes) { return host_cache().allocate(bytes); }
+void CpuBackend::deallocate(void* ptr, size_t bytes) { host_cache().release(ptr, bytes); }
 void CpuBackend::copy_to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::copy_from_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 
