@@ -19,14 +19,14 @@ std::string label(const std::string& p) { return p == "post" ? "Post-LN" : "Pre-
 // The final-loss table: one row per (placement, warmup), one column per lr.
 std::string final_table(const TrainingResults& runs, const std::vector<std::string>& lrs,
                         const std::vector<WarmupLevel>& warmups, int64_t layers, const std::vector<int>& seeds,
-                        const CopyThresholds& th) {
+                        const CopyThresholds& th, bool show_learned) {
   std::vector<std::vector<std::string>> rows;
   for (const std::string& p : kPlacements)
     for (const WarmupLevel& w : warmups) {
       std::vector<std::string> row = {label(p), fmt::format("{} ({})", w.label, w.steps)};
       for (const std::string& lr : lrs) {
         const GroupSummary g = summarize(runs.over_seeds({p, "layernorm", layers, lr, w.steps, 1}, seeds), th);
-        row.push_back(fmt::format("{} [learned {}]", g.final_text(), g.learned_text()));
+        row.push_back(show_learned ? fmt::format("{} [learned {}]", g.final_text(), g.learned_text()) : g.final_text());
       }
       rows.push_back(row);
     }
@@ -104,7 +104,7 @@ Section run_e3(const Context& ctx, const TrainingResults& copy, const TrainingRe
                     "final validation loss mean ± sd over seeds (capped at the loss at init; diverged = loss at "
                     "init) and how many seeds learned. {}\n\n",
                     g.copy_config, g.copy_layers, fmt::join(g.seeds, ", "), th.describe());
-  md += final_table(copy, g.lrs, g.warmups, g.copy_layers, g.seeds, th) + "\n";
+  md += final_table(copy, g.lrs, g.warmups, g.copy_layers, g.seeds, th, true) + "\n";
   md += "Divergence:\n\n" + divergence_table(copy, e3_points(g)) + "\n";
   md += curve_figures(ctx, copy, g.lrs, g.warmups, g.copy_layers, g.seeds, th.chance, "e3_copy", "copy task");
 
@@ -158,6 +158,10 @@ Section run_e3(const Context& ctx, const TrainingResults& copy, const TrainingRe
       const RunOutcome* post = copy.find({"post", "layernorm", g.copy_layers, lr, g.warmup_steps(longest), seed});
       const RunOutcome* pre = copy.find({"pre", "layernorm", g.copy_layers, lr, 1, seed});
       if (!post || !pre || !post->ok()) continue;
+      if (post->final_val >= th.fail_above) {  // Post-LN learned nothing: no quality to reach
+        rows.push_back({lr, std::to_string(seed), "-", "Post-LN did not learn", "-", "-"});
+        continue;
+      }
       const double target = post->final_val + 0.05;
       const int64_t t_post = post->first_step_at_or_below(target), t_pre = pre->first_step_at_or_below(target);
       ++pairs;
@@ -170,7 +174,8 @@ Section run_e3(const Context& ctx, const TrainingResults& copy, const TrainingRe
                       t_pre > 0 ? std::to_string(t_pre) : "never", num(ratio, 2)});
     }
   md += fmt::format("Steps for Pre-LN without warmup to reach Post-LN's final validation loss with {} warmup "
-                    "(+0.05 nats; both measured at the evaluation steps):\n\n", longest);
+                    "(+0.05 nats; both measured at the evaluation steps; pairs where Post-LN stayed near chance are "
+                    "skipped):\n\n", longest);
   md += md_table({"lr", "seed", "target loss", "Post-LN steps", "Pre-LN steps", "ratio"}, rows) + "\n";
   std::vector<double> sorted = ratios;
   std::sort(sorted.begin(), sorted.end());
@@ -194,7 +199,8 @@ Section run_e3(const Context& ctx, const TrainingResults& copy, const TrainingRe
     const CopyThresholds tt = text_thresholds(counted ? init / counted : NAN);
     const std::vector<WarmupLevel> tw = {{"none", g.warmup_steps("none")}, {"long", g.warmup_steps("long")}};
     md += fmt::format("**Text corpus** ({}, character level), L {}:\n\n", g.text_config, g.text_layers);
-    md += final_table(text, g.text_lrs, tw, g.text_layers, g.text_seeds, tt) + "\n";
+    md += "Final validation loss (nats per character), mean ± sd over seeds:\n\n";
+    md += final_table(text, g.text_lrs, tw, g.text_layers, g.text_seeds, tt, false) + "\n";
     md += divergence_table(text, e3_text_points(g)) + "\n";
     md += curve_figures(ctx, text, g.text_lrs, tw, g.text_layers, g.text_seeds, NAN, "e3_text", "text");
     int worse = 0, partial = 0;
