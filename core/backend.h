@@ -165,6 +165,14 @@ bool cuda_available();
 // (0 without CUDA or without a device).
 size_t cuda_trim_cache();
 
+// Host memory held by tensors (the CPU backend's allocator): bytes in use now, the peak since the
+// last reset, and freed blocks kept for reuse.
+struct HostMemoryStats {
+  size_t in_use = 0, peak = 0, cached = 0;
+};
+HostMemoryStats host_memory_stats();
+void reset_host_memory_peak();
+
 // Threads used by the CPU kernels and OpenBLAS (0 = leave the library defaults).
 void set_num_threads(int n);
 int num_threads();

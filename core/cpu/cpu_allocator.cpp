@@ -1,5 +1,6 @@
 #include "core/cpu/cpu_allocator.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/error.h"
@@ -12,6 +13,8 @@ void* HostBlockCache::allocate(size_t bytes) {
   const size_t size = rounded(bytes);
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    in_use_ += size;
+    peak_ = std::max(peak_, in_use_);
     auto it = free_.find(size);
     if (it != free_.end() && !it->second.empty()) {
       void* p = it->second.back();
@@ -30,6 +33,7 @@ void HostBlockCache::release(void* ptr, size_t bytes) {
   const size_t size = rounded(bytes);
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    in_use_ -= size;
     if (cached_ + size <= limit_) {
       free_[size].push_back(ptr);
       cached_ += size;

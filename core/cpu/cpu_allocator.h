@@ -20,11 +20,15 @@ class HostBlockCache {
   void release(void* ptr, size_t bytes);
   size_t trim();  // frees every cached block; returns the bytes freed
   size_t cached_bytes() const { return cached_; }
+  size_t in_use_bytes() const { return in_use_; }    // handed out and not yet released
+  size_t peak_in_use_bytes() const { return peak_; }
+  void reset_peak() { peak_ = in_use_; }
 
  private:
   std::mutex mutex_;
   std::unordered_map<size_t, std::vector<void*>> free_;  // rounded size -> blocks
   size_t cached_ = 0;
+  size_t in_use_ = 0, peak_ = 0;
   size_t limit_;
 };
 

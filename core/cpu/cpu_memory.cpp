@@ -18,6 +18,12 @@ static HostBlockCache& host_cache() {
 
 void* CpuBackend::allocate(size_t bytes) { return host_cache().allocate(bytes); }
 void CpuBackend::deallocate(void* ptr, size_t bytes) { host_cache().release(ptr, bytes); }
+
+HostMemoryStats host_memory_stats() {
+  const HostBlockCache& c = host_cache();
+  return {c.in_use_bytes(), c.peak_in_use_bytes(), c.cached_bytes()};
+}
+void reset_host_memory_peak() { host_cache().reset_peak(); }
 void CpuBackend::copy_to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::copy_from_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 

@@ -125,6 +125,35 @@ void run_losses(const BenchOptions& opt, const SafetensorsFile& dump, const RunC
   }
 }
 
+// What training must hold at its peak, against what it held (host memory, CPU runs):
+//   required = parameters + gradients + optimizer state + the activations the tape keeps for
+//   backward (measured as the allocator's growth from before the forward pass to the loss).
+// The allocator's peak over one step, and the process's peak RSS, are compared with it.
+nlohmann::ordered_json measure_memory(TransformerLM& model, Optimizer& optimizer,
+                                      const std::vector<Var>& params, const RunConfig& config,
+                                      const Batch& batch, int64_t step) {
+  double param_bytes = 0, state_bytes = 0;
+  for (const Var& p : params) param_bytes += static_cast<double>(p.value().nbytes());
+  for (const auto& [name, t] : optimizer.state()) state_bytes += static_cast<double>(t.nbytes());
+  const double before = static_cast<double>(host_memory_stats().in_use);
+  reset_host_memory_peak();
+  model.set_dropout_seed(config.train.seed + static_cast<uint64_t>(step));
+  Var loss = model.loss(batch.inputs, batch.targets);
+  const double activations = static_cast<double>(host_memory_stats().in_use) - before;
+  backward(loss);
+  clip_grad_norm(params, config.optim.grad_clip);
+  optimizer.step(learning_rate(config.schedule, config.optim.lr, step, config.train.steps));
+  optimizer.zero_grad();
+  const double peak = static_cast<double>(host_memory_stats().peak);
+  const double mib = 1.0 / (1024.0 * 1024.0);
+  const double required = 2 * param_bytes + state_bytes + activations;
+  return {{"params_mib", param_bytes * mib},          {"grads_mib", param_bytes * mib},
+          {"optimizer_state_mib", state_bytes * mib}, {"activations_mib", activations * mib},
+          {"required_mib", required * mib},           {"allocator_peak_mib", peak * mib},
+          {"peak_rss_mib", peak_rss_mib()},            {"allocator_peak_over_required", peak / required},
+          {"rss_over_required", peak_rss_mib() / (required * mib)}};
+}
+
 void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
                 TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
   std::vector<Batch> batches = draw_batches(config, dataset, std::min<int64_t>(opt.warmup + opt.steps, 16));
@@ -147,6 +176,9 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
   }
   profiler_enable(false);
   const ProfileTotals totals = profiler_totals();
+  nlohmann::ordered_json memory;
+  if (device.kind == DeviceKind::CPU)
+    memory = measure_memory(model, optimizer, params, config, batches[step % batches.size()], step);
   double timed_ms = 0.0;
   for (double m : ms) timed_ms += m;
   std::vector<double> sorted = ms;
@@ -182,7 +214,7 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
       {"warmup", opt.warmup}, {"median_ms", median}, {"min_ms", sorted.front()},
       {"max_ms", sorted.back()}, {"tokens_per_s", tokens_per_s}, {"flops_per_step", flops},
       {"gflops", gflops}, {"peak_rss_mib", peak_rss_mib()}, {"final_loss", last_loss},
-      {"profiled", !opt.no_profile}, {"breakdown_pct", breakdown}};
+      {"profiled", !opt.no_profile}, {"breakdown_pct", breakdown}, {"memory", memory}};
   if (opt.json) {
     fmt::print("{}\n", out.dump());
     return;
@@ -195,6 +227,13 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
   fmt::print("  throughput  {:.0f} tokens/s   {:.2f} GFLOP/s ({:.3g} GFLOP/step)\n", tokens_per_s,
              gflops, flops / 1e9);
   fmt::print("  peak RSS    {:.1f} MiB\n", peak_rss_mib());
+  if (!memory.empty())
+    fmt::print("  memory      params {:.1f} + grads {:.1f} + optimizer {:.1f} + activations {:.1f} = required {:.1f} MiB;\n"
+               "              allocator peak {:.1f} MiB ({:.2f}x required), peak RSS {:.2f}x required\n",
+               memory["params_mib"].get<double>(), memory["grads_mib"].get<double>(),
+               memory["optimizer_state_mib"].get<double>(), memory["activations_mib"].get<double>(),
+               memory["required_mib"].get<double>(), memory["allocator_peak_mib"].get<double>(),
+               memory["allocator_peak_over_required"].get<double>(), memory["rss_over_required"].get<double>());
   if (!opt.no_profile) {
     fmt::print("  time by op family (% of timed step time):\n");
     for (auto& [name, pct] : breakdown.items()) fmt::print("    {:<12} {:5.1f}%\n", name, pct.get<double>());
