@@ -87,7 +87,7 @@ std::vector<TrainPoint> e3_text_points(const Grids& g) {
   std::vector<TrainPoint> points;
   if (g.text_config.empty()) return points;
   for (const std::string& p : kPlacements)
-    for (const std::string& w : {"none", "long"})
+    for (const std::string w : {"none", "long"})
       for (const std::string& lr : g.text_lrs)
         for (const int seed : g.text_seeds)
           points.push_back({p, "layernorm", g.text_layers, lr, g.warmup_steps(w), seed});

@@ -28,8 +28,8 @@ struct Curve {
 
 std::vector<TrainPoint> e4_points(const Grids& g) {
   std::vector<TrainPoint> points;
-  for (const std::string& p : {"post", "pre"})
-    for (const std::string& w : {"none", "long"})
+  for (const std::string p : {"post", "pre"})
+    for (const std::string w : {"none", "long"})
       for (const std::string& lr : g.lr_sweep)
         for (const int seed : g.lr_sweep_seeds)
           points.push_back({p, "layernorm", g.copy_layers, lr, g.warmup_steps(w), seed});
@@ -52,8 +52,8 @@ Section run_e4(const Context& ctx, const TrainingResults& copy) {
               .xlabel = "lr_max", .ylabel = "final validation loss (capped)", .log_x = true};
   std::vector<Curve> curves;
   std::vector<std::vector<std::string>> rows;
-  for (const std::string& p : {"post", "pre"})
-    for (const std::string& w : {"none", "long"}) {
+  for (const std::string p : {"post", "pre"})
+    for (const std::string w : {"none", "long"}) {
       Curve c{p, w, {}, NAN, NAN, 0};
       ChartSeries series{.title = fmt::format("{}, warmup {}", p == std::string("post") ? "Post-LN" : "Pre-LN", w),
                          .color = color_of(p), .dashed = std::string(w) == "long", .markers = true};

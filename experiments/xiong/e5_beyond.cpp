@@ -120,11 +120,11 @@ Section amplification(const Context& ctx, Section s) {
 std::vector<TrainPoint> e5_points(const Grids& g) {
   std::vector<TrainPoint> points;
   for (const std::string& lr : g.deepnorm_lrs)
-    for (const std::string& p : {"post", "deepnorm"})
-      for (const std::string& w : {"none", "long"})
+    for (const std::string p : {"post", "deepnorm"})
+      for (const std::string w : {"none", "long"})
         for (const int seed : g.slice_seeds) points.push_back({p, "layernorm", g.copy_layers, lr, g.warmup_steps(w), seed});
   for (const std::string& lr : g.sandwich_lrs)
-    for (const std::string& w : {"none", "long"})
+    for (const std::string w : {"none", "long"})
       for (const int seed : g.slice_seeds) points.push_back({"sandwich", "layernorm", g.copy_layers, lr, g.warmup_steps(w), seed});
   return points;
 }
@@ -142,7 +142,7 @@ Section run_e5(const Context& ctx, const TrainingResults& copy, bool train_part)
   bool full = false, partial = false;
   std::vector<std::string> measured;
   for (const std::string& lr : g.deepnorm_lrs)
-    for (const std::string& w : {"none", "long"}) {
+    for (const std::string w : {"none", "long"}) {
       const int64_t steps = g.warmup_steps(w);
       const GroupSummary post =
           summarize(copy.over_seeds({"post", "layernorm", g.copy_layers, lr, steps, 1}, g.slice_seeds), th);
@@ -166,7 +166,7 @@ Section run_e5(const Context& ctx, const TrainingResults& copy, bool train_part)
     std::vector<std::vector<std::string>> srows;
     bool learns = false;
     for (const std::string& lr : g.sandwich_lrs)
-      for (const std::string& w : {"none", "long"}) {
+      for (const std::string w : {"none", "long"}) {
         const GroupSummary r = summarize(
             copy.over_seeds({"sandwich", "layernorm", g.copy_layers, lr, g.warmup_steps(w), 1}, g.slice_seeds), th);
         srows.push_back({lr, w, r.final_text(), r.learned_text(), r.diverged_text()});

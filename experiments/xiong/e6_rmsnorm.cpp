@@ -21,7 +21,7 @@ nlohmann::json measure_timing(const Context& ctx) {
   rms.norm_type = "rmsnorm";
   ProbeBatch probe{rc.train.batch_size, rc.train.context, 1, false};
   nlohmann::json out;
-  for (const std::string& placement : {"pre", "post"}) {
+  for (const std::string placement : {"pre", "post"}) {
     ln.norm_placement = rms.norm_placement = placement;
     const std::vector<double> ms = median_step_ms({ln, rms}, probe, g.timing_warmup, g.timing_repeats);
     out["step_ms"][placement] = {{"layernorm", ms[0]}, {"rmsnorm", ms[1]}};
@@ -41,9 +41,9 @@ double speedup(double slow, double fast) { return slow / fast - 1.0; }
 
 std::vector<TrainPoint> e6_points(const Grids& g) {
   std::vector<TrainPoint> points;
-  for (const std::string& norm : {"rmsnorm", "layernorm"})
-    for (const std::string& p : {"post", "pre"})
-      for (const std::string& w : {"none", "long"})
+  for (const std::string norm : {"rmsnorm", "layernorm"})
+    for (const std::string p : {"post", "pre"})
+      for (const std::string w : {"none", "long"})
         for (const std::string& lr : g.rms_lrs)
           for (const int seed : g.slice_seeds) points.push_back({p, norm, g.copy_layers, lr, g.warmup_steps(w), seed});
   return points;
@@ -58,8 +58,8 @@ Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part)
   const nlohmann::json ln = theorem1_probe(ctx, "layernorm"), rms = theorem1_probe(ctx, "rmsnorm");
   std::vector<std::vector<std::string>> rows;
   std::map<std::string, Stats> e;
-  for (const std::string& norm : {"layernorm", "rmsnorm"})
-    for (const std::string& p : {"post", "pre"}) {
+  for (const std::string norm : {"layernorm", "rmsnorm"})
+    for (const std::string p : {"post", "pre"}) {
       e[norm + p] = stats_of(theorem1_exponents(norm == std::string("layernorm") ? ln : rms, p, g.e1_depths));
       rows.push_back({norm, p, pm(e[norm + p], 2)});
     }
@@ -79,7 +79,7 @@ Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part)
                                        [&] { return measure_timing(ctx); });
   std::vector<std::vector<std::string>> trows;
   std::vector<double> step_speedups;
-  for (const std::string& p : {"pre", "post"}) {
+  for (const std::string p : {"pre", "post"}) {
     const double a = timing["step_ms"][p]["layernorm"], b = timing["step_ms"][p]["rmsnorm"];
     step_speedups.push_back(speedup(a, b));
     trows.push_back({"training step, " + p, num(a, 4), num(b, 4), fmt::format("{:+.1f}%", 100 * speedup(a, b))});
@@ -106,8 +106,8 @@ Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part)
   std::vector<std::vector<std::string>> wrows;
   int agree = 0, cases = 0;
   for (const std::string& lr : g.rms_lrs)
-    for (const std::string& p : {"post", "pre"})
-      for (const std::string& w : {"none", "long"}) {
+    for (const std::string p : {"post", "pre"})
+      for (const std::string w : {"none", "long"}) {
         const TrainPoint base{p, "layernorm", g.copy_layers, lr, g.warmup_steps(w), 1};
         TrainPoint r = base;
         r.norm_type = "rmsnorm";
