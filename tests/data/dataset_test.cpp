@@ -110,7 +110,9 @@ TEST(CopyTask, SecondHalfCopiesFirstAndOnlyCopiedTargetsCount) {
         symbols_seen.insert(x[i]);
         EXPECT_EQ(y[i], -1);
         EXPECT_EQ(y[L + i], x[i]);                 // copied target = first-half token
-        if (i + 1 < L) EXPECT_EQ(x[L + 1 + i], x[i]);  // second half of the inputs copies too
+        if (i + 1 < L) {
+          EXPECT_EQ(x[L + 1 + i], x[i]);  // second half of the inputs copies too
+        }
       }
     }
     EXPECT_GT(symbols_seen.size(), 10u);  // draws cover the symbol range
