@@ -15,11 +15,11 @@ namespace normlab {
 
 namespace {
 
-class Adam final : public Optimizer {
+class Adam final : public SlotOptimizer {
  public:
   Adam(const OptimConfig& config, NamedParams params, bool decoupled)
-      : Optimizer(std::move(params)), config_(config), decoupled_(decoupled),
-        slots_(decoupled ? "adamw" : "adam", {"m", "v"}, params_, /*count_steps=*/true) {}
+      : SlotOptimizer(std::move(params), decoupled ? "adamw" : "adam", {"m", "v"}, /*count_steps=*/true),
+        config_(config), decoupled_(decoupled) {}
 
   void step(double lr) override {
     ProfileScope scope(OpFamily::Optimizer);
@@ -43,21 +43,9 @@ class Adam final : public Optimizer {
     ++steps_;
   }
 
-  NamedTensors state() const override {
-    NamedTensors out;
-    slots_.append_state(params_, out);
-    return out;
-  }
-
-  void load_state(const NamedTensors& state, int64_t steps) override {
-    slots_.load(params_, state, steps);
-    steps_ = steps;
-  }
-
  private:
   OptimConfig config_;
   bool decoupled_;
-  ParamSlots slots_;
 };
 
 }  // namespace

@@ -44,6 +44,25 @@ class ParamSlots {
   std::vector<int64_t> steps_;
 };
 
+// An optimizer whose whole state lives in ParamSlots: state() and load_state() are written once here.
+class SlotOptimizer : public Optimizer {
+ public:
+  NamedTensors state() const override {
+    NamedTensors out;
+    slots_.append_state(params_, out);
+    return out;
+  }
+  void load_state(const NamedTensors& state, int64_t steps) override {
+    slots_.load(params_, state, steps);
+    steps_ = steps;
+  }
+
+ protected:
+  SlotOptimizer(NamedParams params, std::string name, std::vector<std::string> slots, bool count_steps)
+      : Optimizer(std::move(params)), slots_(std::move(name), std::move(slots), params_, count_steps) {}
+  ParamSlots slots_;
+};
+
 // The gradient of `param` ready for a kernel (contiguous, checked against the value), or an
 // undefined tensor when the parameter has none (it is then skipped).
 Tensor grad_for_update(const Var& param, const std::string& name, const char* optimizer);

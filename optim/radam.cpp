@@ -31,11 +31,10 @@ double radam_rectification(double beta2, int64_t t) {
                    ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t));
 }
 
-class RAdam final : public Optimizer {
+class RAdam final : public SlotOptimizer {
  public:
   RAdam(const OptimConfig& config, NamedParams params)
-      : Optimizer(std::move(params)), config_(config),
-        slots_("radam", {"m", "v"}, params_, /*count_steps=*/true) {}
+      : SlotOptimizer(std::move(params), "radam", {"m", "v"}, /*count_steps=*/true), config_(config) {}
 
   void step(double lr) override {
     ProfileScope scope(OpFamily::Optimizer);
@@ -58,20 +57,8 @@ class RAdam final : public Optimizer {
     ++steps_;
   }
 
-  NamedTensors state() const override {
-    NamedTensors out;
-    slots_.append_state(params_, out);
-    return out;
-  }
-
-  void load_state(const NamedTensors& state, int64_t steps) override {
-    slots_.load(params_, state, steps);
-    steps_ = steps;
-  }
-
  private:
   OptimConfig config_;
-  ParamSlots slots_;
 };
 
 }  // namespace

@@ -11,11 +11,10 @@ namespace normlab {
 
 namespace {
 
-class Sgd final : public Optimizer {
+class Sgd final : public SlotOptimizer {
  public:
   Sgd(const OptimConfig& config, NamedParams params)
-      : Optimizer(std::move(params)), config_(config),
-        slots_("sgd", {"momentum"}, params_, /*count_steps=*/false) {}
+      : SlotOptimizer(std::move(params), "sgd", {"momentum"}, /*count_steps=*/false), config_(config) {}
 
   void step(double lr) override {
     ProfileScope scope(OpFamily::Optimizer);
@@ -32,20 +31,8 @@ class Sgd final : public Optimizer {
     ++steps_;
   }
 
-  NamedTensors state() const override {
-    NamedTensors out;
-    slots_.append_state(params_, out);
-    return out;
-  }
-
-  void load_state(const NamedTensors& state, int64_t steps) override {
-    slots_.load(params_, state, steps);
-    steps_ = steps;
-  }
-
  private:
   OptimConfig config_;
-  ParamSlots slots_;
 };
 
 }  // namespace
