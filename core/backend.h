@@ -95,7 +95,8 @@ class Backend {
   // dx = y * (dy - sum_j dy_j y_j) per row.
   virtual void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
 
-  // ---- normalization (rows of length C; statistics accumulated in double for every dtype) ----
+  // ---- normalization (rows of length C; row statistics accumulated in double for every dtype;
+  //      CPU weight-gradient sums in the dtype over blocks of 16 rows, in double across blocks) ----
   // gamma/beta may be undefined (no affine). mean, rstd: (rows,).
   virtual void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                   double eps, Tensor& y, Tensor& mean, Tensor& rstd) = 0;

@@ -1,16 +1,24 @@
-// Fused normalization kernels: LayerNorm, RMSNorm, GroupNorm, BatchNorm, forward and backward.
-// Derivations: docs/derivations.md. Notation per normalized segment of n values:
+// Fused per-row normalization kernels: LayerNorm, GroupNorm, RMSNorm, forward and backward
+// (BatchNorm, whose statistics run over rows, is in cpu_batch_norm.cpp). Derivations:
+// docs/derivations.md. Notation per normalized segment of n values:
 //   mean = sum x / n,  var = sum (x - mean)^2 / n  (biased),  rstd = 1 / sqrt(var + eps),
 //   xhat = (x - mean) rstd,  y = gamma xhat + beta,  dxhat = dy gamma.
-//   Centered backward (LayerNorm, GroupNorm per group, BatchNorm per channel):
+//   Centered backward (LayerNorm, GroupNorm per group):
 //     dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat))
 //   RMSNorm (no centering, rstd = 1/sqrt(mean(x^2) + eps), xhat = x rstd):
 //     dx = rstd (dxhat - xhat mean(dxhat xhat))
 //   dgamma = sum over rows of dy xhat,  dbeta = sum over rows of dy.
-// Statistics are accumulated in double for every dtype (two passes: mean, then centered squares).
-// LayerNorm is GroupNorm with one group, so both share one routine. Row loops run in parallel;
-// sums over rows (weight gradients, BatchNorm statistics) are parallel over blocks of columns with
-// each column summed by one thread in row order, so results do not depend on the thread count.
+//
+// Speed (bench/kernels_bench.cpp measures these against memcpy of the same bytes): every kernel
+// reads each row once from memory and works on it while it sits in L1. Forward: two reductions
+// (mean, then centered squares) and the output pass. Backward: one pass makes both row sums and
+// adds the row's dy xhat and dy into per-chunk weight-gradient partials; a second pass writes dx.
+// Statistics and all sums are accumulated in double (`omp simd` reductions, so they vectorise);
+// the element-wise output passes run in the tensor's own dtype.
+//
+// Determinism: rows are cut into chunks whose size depends only on the shape; each chunk's
+// weight-gradient partial sums its rows in order, and the partials are added in chunk order. So
+// results are bitwise the same for any thread count.
 #include <cmath>
 #include <vector>
 
@@ -25,28 +33,70 @@ template <typename T> const T* data_or_null(const Tensor& t) {
 }
 template <typename T> T* data_or_null(Tensor& t) { return t.defined() ? t.data<T>() : nullptr; }
 
-// out[j] = sum_{r < rows} term(r, j) for j < cols, deterministic (see the header comment).
-template <typename Term>
-std::vector<double> sum_over_rows(int64_t rows, int64_t cols, Term term) {
-  std::vector<double> out(static_cast<size_t>(cols), 0.0);
-  constexpr int64_t kBlock = 64;
-  const int64_t blocks = (cols + kBlock - 1) / kBlock;
-#pragma omp parallel for if (rows * cols > kParallelElements && blocks > 1)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t j0 = b * kBlock, j1 = std::min(cols, j0 + kBlock);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = j0; j < j1; ++j) out[j] += term(r, j);
+// The row chunking of the backward kernels: at most 64 chunks of at least 16 rows.
+struct RowChunks {
+  int64_t size, count;
+  explicit RowChunks(int64_t rows) {
+    const int64_t wanted = std::max<int64_t>(1, std::min<int64_t>(64, (rows + 15) / 16));
+    size = (rows + wanted - 1) / wanted;
+    count = (rows + size - 1) / size;
   }
-  return out;
-}
+};
 
-template <typename T> void store(Tensor& t, const std::vector<double>& v) {
-  if (!t.defined()) return;
-  T* p = t.data<T>();
-  for (size_t j = 0; j < v.size(); ++j) p[j] = static_cast<T>(v[j]);
-}
+// Per-chunk weight-gradient sums (`sums` of them, each (C,)). Rows add into a staging array in T
+// (cheap: the row loop stays in the tensor's dtype and in L1); every kStageRows rows the stage is
+// folded into the chunk's double partial. So a float32 sum runs over at most 16 terms before it is
+// carried in double. Buffers are scratch that the calling thread keeps between calls (a training
+// step allocates nothing here).
+template <typename T> class WeightGradPartials {
+ public:
+  static constexpr int64_t kStageRows = 16;
+
+  WeightGradPartials(int64_t chunks, int64_t C, int sums) : C_(C), chunks_(chunks) {
+    static thread_local std::vector<double> partial_scratch;
+    static thread_local std::vector<T> stage_scratch;
+    const size_t need = static_cast<size_t>(chunks * C * sums);
+    if (partial_scratch.size() < need) partial_scratch.resize(need);
+    if (stage_scratch.size() < need) stage_scratch.resize(need);
+    partial_ = partial_scratch.data();
+    stage_ = stage_scratch.data();
+  }
+  // Sum `which` of chunk k: its staging array (rows add here).
+  T* stage(int which, int64_t k) { return stage_ + (which * chunks_ + k) * C_; }
+  void start_chunk(int which, int64_t k) {
+    std::fill(stage(which, k), stage(which, k) + C_, T(0));
+    std::fill(partial(which, k), partial(which, k) + C_, 0.0);
+  }
+  // Call after each row (r = its index within the chunk, last = whether it ends the chunk).
+  void after_row(int which, int64_t k, int64_t r, bool last) {
+    if ((r + 1) % kStageRows != 0 && !last) return;
+    T* st = stage(which, k);
+    double* p = partial(which, k);
+    for (int64_t j = 0; j < C_; ++j) {
+      p[j] += st[j];
+      st[j] = T(0);
+    }
+  }
+  // out[j] = sum over chunks, in chunk order, of sum `which`, rounded to T.
+  void reduce_into(int which, T* out) {
+    const double* p = partial(which, 0);
+#pragma omp parallel for if (chunks_ * C_ > kParallelElements)
+    for (int64_t j = 0; j < C_; ++j) {
+      double s = 0.0;
+      for (int64_t k = 0; k < chunks_; ++k) s += p[k * C_ + j];
+      out[j] = static_cast<T>(s);
+    }
+  }
+
+ private:
+  double* partial(int which, int64_t k) { return partial_ + (which * chunks_ + k) * C_; }
+  int64_t C_, chunks_;
+  double* partial_;
+  T* stage_;
+};
 
 // ---- per-row groups: x (rows, C) with C = groups * n; mean, rstd (rows, groups) ----
+// LayerNorm is the case groups = 1, so the two share this code (and agree bitwise).
 
 template <typename T>
 void grouped_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t groups,
@@ -60,23 +110,28 @@ void grouped_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, i
   T* rp = rstd.data<T>();
 #pragma omp parallel for if (x.numel() > kParallelElements)
   for (int64_t s = 0; s < rows * groups; ++s) {  // s = row * groups + group
-    const int64_t base = s * n, c0 = (s % groups) * n;
+    const T* xs = xp + s * n;
+    T* ys = yp + s * n;
+    const int64_t c0 = (s % groups) * n;
     double sum = 0.0;
-    for (int64_t j = 0; j < n; ++j) sum += xp[base + j];
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) sum += xs[j];
     mp[s] = static_cast<T>(sum / static_cast<double>(n));
-    const double m = mp[s];
+    const double m = mp[s];  // the stored (rounded) mean, as backward will see it
     double sq = 0.0;
+#pragma omp simd reduction(+ : sq)
     for (int64_t j = 0; j < n; ++j) {
-      const double d = xp[base + j] - m;
+      const double d = xs[j] - m;
       sq += d * d;
     }
     rp[s] = static_cast<T>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
-    const double r = rp[s];
-    for (int64_t j = 0; j < n; ++j) {
-      double v = (xp[base + j] - m) * r;
-      if (gp) v *= gp[c0 + j];
-      if (bp) v += bp[c0 + j];
-      yp[base + j] = static_cast<T>(v);
+    const T mt = mp[s], rt = rp[s];
+    if (gp && bp) {
+      for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mt) * rt * gp[c0 + j] + bp[c0 + j];
+    } else if (gp) {
+      for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mt) * rt * gp[c0 + j];
+    } else {
+      for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mt) * rt + (bp ? bp[c0 + j] : T(0));
     }
   }
 }
@@ -88,36 +143,52 @@ void grouped_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, co
   const int64_t C = x.size(-1), rows = x.numel() / C, n = C / groups;
   const T* dyp = dy.data<T>();
   const T* xp = x.data<T>();
-  const T* gp = data_or_null<T>(gamma);
   const T* mp = mean.data<T>();
   const T* rp = rstd.data<T>();
   T* dxp = data_or_null<T>(dx);
-  if (dxp) {
+  const std::vector<T> ones(gamma.defined() ? 0 : static_cast<size_t>(C), T(1));
+  const T* gp = gamma.defined() ? gamma.data<T>() : ones.data();
+  const bool want_dg = dgamma.defined(), want_db = dbeta.defined();
+  const RowChunks chunks(rows);
+  WeightGradPartials<T> partial(chunks.count, C, 2);
 #pragma omp parallel for if (x.numel() > kParallelElements)
-    for (int64_t s = 0; s < rows * groups; ++s) {
-      const int64_t base = s * n, c0 = (s % groups) * n;
-      const double m = mp[s], r = rp[s];
-      double sum_dxhat = 0.0, sum_dxhat_xhat = 0.0;
-      for (int64_t j = 0; j < n; ++j) {
-        const double dxhat = gp ? double(dyp[base + j]) * gp[c0 + j] : double(dyp[base + j]);
-        sum_dxhat += dxhat;
-        sum_dxhat_xhat += dxhat * (xp[base + j] - m) * r;
+  for (int64_t k = 0; k < chunks.count; ++k) {
+    T* sdg = partial.stage(0, k);
+    T* sdb = partial.stage(1, k);
+    if (want_dg) partial.start_chunk(0, k);
+    if (want_db) partial.start_chunk(1, k);
+    const int64_t r0 = k * chunks.size, r_end = std::min(rows, r0 + chunks.size);
+    for (int64_t r = r0; r < r_end; ++r) {
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t s = r * groups + g, c0 = g * n;
+        const T* dys = dyp + s * n;
+        const T* xs = xp + s * n;
+        const T* gs = gp + c0;
+        const T m = mp[s], rs = rp[s];
+        double sum_dxhat = 0.0, sum_dxhat_xhat = 0.0;
+#pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
+        for (int64_t j = 0; j < n; ++j) {
+          const T xhat = (xs[j] - m) * rs, dxhat = dys[j] * gs[j];
+          sum_dxhat += double(dxhat);
+          sum_dxhat_xhat += double(dxhat * xhat);
+        }
+        if (want_dg)
+          for (int64_t j = 0; j < n; ++j) sdg[c0 + j] += dys[j] * ((xs[j] - m) * rs);
+        if (want_db)
+          for (int64_t j = 0; j < n; ++j) sdb[c0 + j] += dys[j];
+        if (dxp) {
+          const T a = static_cast<T>(sum_dxhat / static_cast<double>(n));
+          const T b = static_cast<T>(sum_dxhat_xhat / static_cast<double>(n));
+          T* dxs = dxp + s * n;
+          for (int64_t j = 0; j < n; ++j) dxs[j] = rs * (dys[j] * gs[j] - a - (xs[j] - m) * rs * b);
+        }
       }
-      const double a = sum_dxhat / static_cast<double>(n), b = sum_dxhat_xhat / static_cast<double>(n);
-      for (int64_t j = 0; j < n; ++j) {
-        const double dxhat = gp ? double(dyp[base + j]) * gp[c0 + j] : double(dyp[base + j]);
-        const double xhat = (xp[base + j] - m) * r;
-        dxp[base + j] = static_cast<T>(r * (dxhat - a - xhat * b));
-      }
+      if (want_dg) partial.after_row(0, k, r - r0, r + 1 == r_end);
+      if (want_db) partial.after_row(1, k, r - r0, r + 1 == r_end);
     }
   }
-  if (dgamma.defined())
-    store<T>(dgamma, sum_over_rows(rows, C, [&](int64_t r, int64_t j) {
-               const int64_t s = r * groups + j / n;
-               return double(dyp[r * C + j]) * (xp[r * C + j] - double(mp[s])) * double(rp[s]);
-             }));
-  if (dbeta.defined())
-    store<T>(dbeta, sum_over_rows(rows, C, [&](int64_t r, int64_t j) { return double(dyp[r * C + j]); }));
+  if (want_dg) partial.reduce_into(0, dgamma.data<T>());
+  if (want_db) partial.reduce_into(1, dbeta.data<T>());
 }
 
 }  // namespace
@@ -163,27 +234,41 @@ void CpuBackend::group_norm_backward(const Tensor& dy, const Tensor& x, const Te
 
 // ---- RMSNorm: y = x rstd g, g = w or 1 + w (unit_offset); rstd (rows,) ----
 
+namespace {
+
+// g = w, 1 + w, or ones when there is no weight: (C,), in T.
+template <typename T> std::vector<T> rms_gain(const Tensor& weight, bool unit_offset, int64_t C) {
+  std::vector<T> g(static_cast<size_t>(C), T(1));
+  if (weight.defined()) {
+    const T* wp = weight.data<T>();
+    const T offset = unit_offset ? T(1) : T(0);
+    for (int64_t j = 0; j < C; ++j) g[j] = offset + wp[j];
+  }
+  return g;
+}
+
+}  // namespace
+
 void CpuBackend::rms_norm_forward(const Tensor& x, const Tensor& weight, double eps,
                                   bool unit_offset, Tensor& y, Tensor& rstd) {
   dispatch_floating(x.dtype(), "rms_norm", [&](auto t) {
     using T = decltype(t);
     const int64_t C = x.size(-1), rows = x.numel() / C;
+    const std::vector<T> gain = rms_gain<T>(weight, unit_offset, C);
+    const T* g = gain.data();
     const T* xp = x.data<T>();
-    const T* wp = data_or_null<T>(weight);
-    const double offset = unit_offset ? 1.0 : 0.0;
     T* yp = y.data<T>();
     T* rp = rstd.data<T>();
 #pragma omp parallel for if (x.numel() > kParallelElements)
     for (int64_t row = 0; row < rows; ++row) {
       const T* xr = xp + row * C;
+      T* yr = yp + row * C;
       double sq = 0.0;
+#pragma omp simd reduction(+ : sq)
       for (int64_t j = 0; j < C; ++j) sq += double(xr[j]) * xr[j];
       rp[row] = static_cast<T>(1.0 / std::sqrt(sq / static_cast<double>(C) + eps));
-      const double r = rp[row];
-      for (int64_t j = 0; j < C; ++j) {
-        const double g = wp ? offset + wp[j] : 1.0;
-        yp[row * C + j] = static_cast<T>(xr[j] * r * g);
-      }
+      const T r = rp[row];
+      for (int64_t j = 0; j < C; ++j) yr[j] = xr[j] * r * g[j];
     }
   });
 }
@@ -194,93 +279,38 @@ void CpuBackend::rms_norm_backward(const Tensor& dy, const Tensor& x, const Tens
   dispatch_floating(x.dtype(), "rms_norm_backward", [&](auto t) {
     using T = decltype(t);
     const int64_t C = x.size(-1), rows = x.numel() / C;
+    const std::vector<T> gain = rms_gain<T>(weight, unit_offset, C);
+    const T* g = gain.data();
     const T* dyp = dy.data<T>();
     const T* xp = x.data<T>();
-    const T* wp = data_or_null<T>(weight);
     const T* rp = rstd.data<T>();
-    const double offset = unit_offset ? 1.0 : 0.0;
-    if (T* dxp = data_or_null<T>(dx)) {
+    T* dxp = data_or_null<T>(dx);
+    const bool want_dw = dweight.defined();
+    const RowChunks chunks(rows);
+    WeightGradPartials<T> partial(chunks.count, C, 1);
 #pragma omp parallel for if (x.numel() > kParallelElements)
-      for (int64_t row = 0; row < rows; ++row) {
-        const int64_t base = row * C;
-        const double r = rp[row];
+    for (int64_t k = 0; k < chunks.count; ++k) {
+      T* sdw = partial.stage(0, k);
+      if (want_dw) partial.start_chunk(0, k);
+      const int64_t r0 = k * chunks.size, r_end = std::min(rows, r0 + chunks.size);
+      for (int64_t row = r0; row < r_end; ++row) {
+        const T* dyr = dyp + row * C;
+        const T* xr = xp + row * C;
+        const T r = rp[row];
         double sum_dxhat_xhat = 0.0;
-        for (int64_t j = 0; j < C; ++j) {
-          const double g = wp ? offset + wp[j] : 1.0;
-          sum_dxhat_xhat += dyp[base + j] * g * xp[base + j] * r;
+#pragma omp simd reduction(+ : sum_dxhat_xhat)
+        for (int64_t j = 0; j < C; ++j) sum_dxhat_xhat += double(dyr[j] * g[j] * (xr[j] * r));
+        if (want_dw)
+          for (int64_t j = 0; j < C; ++j) sdw[j] += dyr[j] * (xr[j] * r);
+        if (dxp) {
+          const T b = static_cast<T>(sum_dxhat_xhat / static_cast<double>(C));
+          T* dxr = dxp + row * C;
+          for (int64_t j = 0; j < C; ++j) dxr[j] = r * (dyr[j] * g[j] - xr[j] * r * b);
         }
-        const double b = sum_dxhat_xhat / static_cast<double>(C);
-        for (int64_t j = 0; j < C; ++j) {
-          const double g = wp ? offset + wp[j] : 1.0;
-          dxp[base + j] = static_cast<T>(r * (dyp[base + j] * g - xp[base + j] * r * b));
-        }
+        if (want_dw) partial.after_row(0, k, row - r0, row + 1 == r_end);
       }
     }
-    if (dweight.defined())
-      store<T>(dweight, sum_over_rows(rows, C, [&](int64_t row, int64_t j) {
-                 return double(dyp[row * C + j]) * xp[row * C + j] * double(rp[row]);
-               }));
-  });
-}
-
-// ---- BatchNorm: statistics per channel over all rows; mean, rstd (C,) ----
-
-void CpuBackend::batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                    double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
-  dispatch_floating(x.dtype(), "batch_norm", [&](auto t) {
-    using T = decltype(t);
-    const int64_t C = x.size(-1), rows = x.numel() / C;
-    const double n = static_cast<double>(rows);
-    const T* xp = x.data<T>();
-    const T* gp = data_or_null<T>(gamma);
-    const T* bp = data_or_null<T>(beta);
-    T* mp = mean.data<T>();
-    T* rp = rstd.data<T>();
-    T* yp = y.data<T>();
-    const std::vector<double> sums = sum_over_rows(rows, C, [&](int64_t r, int64_t j) { return double(xp[r * C + j]); });
-    for (int64_t j = 0; j < C; ++j) mp[j] = static_cast<T>(sums[j] / n);
-    const std::vector<double> sq = sum_over_rows(rows, C, [&](int64_t r, int64_t j) {
-      const double d = xp[r * C + j] - double(mp[j]);
-      return d * d;
-    });
-    for (int64_t j = 0; j < C; ++j) rp[j] = static_cast<T>(1.0 / std::sqrt(sq[j] / n + eps));
-#pragma omp parallel for if (x.numel() > kParallelElements)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < C; ++j) {
-        double v = (xp[r * C + j] - double(mp[j])) * double(rp[j]);
-        if (gp) v *= gp[j];
-        if (bp) v += bp[j];
-        yp[r * C + j] = static_cast<T>(v);
-      }
-  });
-}
-
-void CpuBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                                     const Tensor& mean, const Tensor& rstd, Tensor& dx,
-                                     Tensor& dgamma, Tensor& dbeta) {
-  dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto t) {
-    using T = decltype(t);
-    const int64_t C = x.size(-1), rows = x.numel() / C;
-    const double n = static_cast<double>(rows);
-    const T* dyp = dy.data<T>();
-    const T* xp = x.data<T>();
-    const T* gp = data_or_null<T>(gamma);
-    const T* mp = mean.data<T>();
-    const T* rp = rstd.data<T>();
-    auto xhat = [&](int64_t r, int64_t j) { return (xp[r * C + j] - double(mp[j])) * double(rp[j]); };
-    // s1 = sum_rows dy (= dbeta), s2 = sum_rows dy xhat (= dgamma), per channel.
-    const std::vector<double> s1 = sum_over_rows(rows, C, [&](int64_t r, int64_t j) { return double(dyp[r * C + j]); });
-    const std::vector<double> s2 = sum_over_rows(rows, C, [&](int64_t r, int64_t j) { return dyp[r * C + j] * xhat(r, j); });
-    if (T* dxp = data_or_null<T>(dx)) {
-#pragma omp parallel for if (x.numel() > kParallelElements)
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < C; ++j) {
-          const double g = gp ? double(gp[j]) : 1.0;
-          dxp[r * C + j] = static_cast<T>(double(rp[j]) * g * (dyp[r * C + j] - s1[j] / n - xhat(r, j) * s2[j] / n));
-        }
-    }
-    store<T>(dgamma, s2);
-    store<T>(dbeta, s1);
+    if (want_dw) partial.reduce_into(0, dweight.data<T>());
   });
 }
 

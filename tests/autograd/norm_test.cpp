@@ -82,6 +82,23 @@ TEST(NormFusedVsReference, Float32IsCloseToFloat64) {
   }
 }
 
+// 2500 rows: the backward kernels cut them into 64 chunks of 40 rows and fold their float staging
+// sums into double every 16 rows, so the weight gradients cross every chunk and stage boundary.
+TEST(NormFusedVsReference, ManyRowsCrossChunkBoundaries) {
+  for (const Pair& p : pairs()) {
+    if (p.name.rfind("batch_norm", 0) == 0) continue;  // its statistics run over rows: another kernel
+    SCOPED_TRACE(p.name);
+    Shape shape = {2500, p.x_shape.back()};
+    const auto inputs = make_inputs(shape, p.params);
+    const auto fused = forward_backward(p.fused, inputs);
+    const auto ref = forward_backward(p.reference, inputs);
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_LE(max_abs_diff(fused.grads[i], ref.grads[i]), 1e-9) << i;
+    const auto f32 = forward_backward(p.fused, make_inputs(shape, p.params, DType::F32));
+    for (size_t i = 0; i < inputs.size(); ++i)  // relative to the gradient's size (sums of 2500 terms)
+      EXPECT_LE(max_abs_diff(f32.grads[i], fused.grads[i]), 2e-6 * std::max(1.0, max_abs(fused.grads[i]))) << i;
+  }
+}
+
 TEST(NormFused, GroupNormWithOneGroupIsLayerNorm) {
   const auto inputs = make_inputs({4, 10}, 2);
   const auto gn = forward_backward([](const std::vector<Var>& v) { return group_norm(v[0], v[1], v[2], 1); }, inputs);
