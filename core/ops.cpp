@@ -75,8 +75,10 @@ bool all_finite(const Tensor& x) {
   return backend_of(x).all_finite(x.contiguous());
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
-  ProfileScope scope(OpFamily::Gemm);
+namespace {
+
+// The body of matmul and matmul_bias: `bias` undefined or already checked to be (N,).
+Tensor matmul_impl(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, const Tensor& bias) {
   check_floating(a, "matmul", "a");
   check_floating(b, "matmul", "b");
   check_same_dtype(a, b, "matmul");
@@ -113,9 +115,34 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   }
   out_shape.push_back(m);
   out_shape.push_back(n);
-  Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
+  Tensor out;
+  if (bias.defined()) {
+    out = bias.expand(out_shape).clone();  // every row = bias (clone: a fresh tensor even when R = 1)
+    g.beta = 1.0;
+  } else {
+    out = Tensor::empty(out_shape, a.dtype(), a.device());
+  }
   backend_of(a).gemm(g, a.contiguous(), b.contiguous(), out);
   return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  ProfileScope scope(OpFamily::Gemm);
+  return matmul_impl(a, b, trans_a, trans_b, Tensor());
+}
+
+Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, bool trans_b) {
+  ProfileScope scope(OpFamily::Gemm);
+  check_defined(bias, "matmul_bias", "bias");
+  NL_CHECK(a.dim() == 2 && b.dim() == 2, "matmul_bias", "needs 2-d a and b, got {} and {}",
+           shape_str(a.shape()), shape_str(b.shape()));
+  const int64_t n = trans_b ? b.size(0) : b.size(1);
+  NL_CHECK(bias.shape() == Shape{n}, "matmul_bias", "bias must be ({},) for a {} @ b {}{}, got {}", n,
+           shape_str(a.shape()), shape_str(b.shape()), trans_b ? "^T" : "", shape_str(bias.shape()));
+  check_same_dtype(a, bias, "matmul_bias");
+  return matmul_impl(a, b, false, trans_b, bias);
 }
 
 Tensor softmax(const Tensor& x, bool causal) {

@@ -33,6 +33,9 @@ bool all_finite(const Tensor& x);
 //  * a (..., M, K) and b (K, N): b shared by every batch entry (a linear layer's weight).
 // Throws "[matmul] ..." naming both shapes when the inner dimensions or batch axes differ.
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+// a (R, K) @ op(b) + bias, bias (N,) added to every row: the product accumulates (GEMM beta = 1)
+// onto rows that already hold the bias, so the bias costs no pass of its own (a linear layer).
+Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, bool trans_b);
 
 // Softmax over the last axis (causal: lower-triangular mask on (..., T, T)).
 Tensor softmax(const Tensor& x, bool causal);

@@ -156,6 +156,21 @@ Tensor Tensor::transpose(int a, int b) const {
   return out;
 }
 
+Tensor Tensor::expand(const Shape& shape) const {
+  check_defined(*this, "expand");
+  const int nd = static_cast<int>(shape.size()), off = nd - dim();
+  NL_CHECK(off >= 0, "expand", "cannot expand {} to {}", shape_str(shape_), shape_str(shape));
+  Tensor out = *this;
+  out.shape_ = shape;
+  out.strides_.assign(shape.size(), 0);
+  for (int i = 0; i < dim(); ++i) {
+    NL_CHECK(shape_[i] == shape[off + i] || shape_[i] == 1, "expand", "cannot expand {} to {}",
+             shape_str(shape_), shape_str(shape));
+    out.strides_[off + i] = shape_[i] == 1 ? 0 : strides_[i];
+  }
+  return out;
+}
+
 Tensor Tensor::to(DType dtype) const {
   check_defined(*this, "to");
   if (dtype == dtype_) return *this;

@@ -69,6 +69,9 @@ class Tensor {
   Tensor clone() const;                    // always a fresh contiguous copy
   Tensor reshape(const Shape& shape) const;  // one dim may be -1; view when contiguous
   Tensor transpose(int a, int b) const;      // view
+  // Broadcast view to `shape` (numpy rules: axes aligned from the right; an axis of size 1, or a
+  // missing leading one, repeats with stride 0). Writing through it is not meaningful.
+  Tensor expand(const Shape& shape) const;
   Tensor to(DType dtype) const;
   Tensor to(Device device) const;
   // Overwrites this tensor's elements with src's (same shape; dtype converted).

@@ -108,8 +108,8 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
   Shape y_shape = x.shape();
   y_shape.back() = out_features;
   const Tensor xv = x.value(), wv = weight.value();
-  Tensor y = ops::matmul(rows_of(xv), wv, false, true);  // (R, out)
-  if (bias.defined()) y = ops::add(y, bias.value());
+  Tensor y = bias.defined() ? ops::matmul_bias(rows_of(xv), wv, bias.value(), true)  // (R, out)
+                            : ops::matmul(rows_of(xv), wv, false, true);
   y = y.reshape(y_shape);
 
   std::vector<Var> inputs = {x, weight};

@@ -2,6 +2,7 @@
 // sum_to_shape is the single un-broadcast used by every broadcasting op's backward:
 //   out[j] = sum of x[i] over all i that broadcast onto j.
 #include <cmath>
+#include <vector>
 
 #include "core/cpu/cpu_backend.h"
 
@@ -95,9 +96,21 @@ double CpuBackend::sum_squares(const Tensor& x) {
     using T = decltype(t);
     const T* p = x.data<T>();
     const int64_t n = x.numel();
+    // Fixed blocks, each a vectorised double sum, added in block order: the result does not depend
+    // on the thread count (it feeds gradient clipping, so training would otherwise).
+    constexpr int64_t kBlock = 1 << 14;
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    std::vector<double> partial(static_cast<size_t>(blocks), 0.0);
+#pragma omp parallel for if (n > kParallelElements)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t i1 = std::min(n, (b + 1) * kBlock);
+      double s = 0.0;
+#pragma omp simd reduction(+ : s)
+      for (int64_t i = b * kBlock; i < i1; ++i) s += static_cast<double>(p[i]) * p[i];
+      partial[b] = s;
+    }
     double s = 0.0;
-#pragma omp parallel for reduction(+ : s) if (n > kParallelElements)
-    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(p[i]) * p[i];
+    for (double v : partial) s += v;
     return s;
   });
 }

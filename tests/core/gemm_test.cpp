@@ -116,5 +116,35 @@ TEST(Gemm, ErrorsNameMatmulAndBothShapes) {
   EXPECT_THROW(ops::matmul(Tensor::zeros({2, 3}), Tensor::zeros({3, 4}, DType::F64)), Error);
 }
 
+// matmul_bias adds bias to every row through GEMM's beta = 1 onto a broadcast copy: it must equal
+// matmul + bias, for both orientations of b and for one row (where the broadcast view of the bias
+// is itself contiguous and must still be copied, not written through).
+TEST(Gemm, MatmulBiasEqualsMatmulPlusBiasAndLeavesTheBiasAlone) {
+  Generator gen(11);
+  for (const int64_t rows : {1, 5}) {
+    for (const bool tb : {false, true}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + (tb ? " b^T" : " b"));
+      const Tensor a = Tensor::randn({rows, 3}, gen, 0.0, 1.0, DType::F64);
+      const Tensor b = tb ? Tensor::randn({4, 3}, gen, 0.0, 1.0, DType::F64)
+                          : Tensor::randn({3, 4}, gen, 0.0, 1.0, DType::F64);
+      const Tensor bias = Tensor::randn({4}, gen, 0.0, 1.0, DType::F64);
+      const std::vector<double> bias_before = bias.to_vector();
+      const auto fused = ops::matmul_bias(a, b, bias, tb).to_vector();
+      const auto plain = ops::add(ops::matmul(a, b, false, tb), bias).to_vector();
+      ASSERT_EQ(fused.size(), plain.size());
+      for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], plain[i], 1e-12);
+      EXPECT_EQ(bias.to_vector(), bias_before);
+    }
+  }
+  try {
+    ops::matmul_bias(Tensor::zeros({2, 3}), Tensor::zeros({3, 4}), Tensor::zeros({5}), false);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("[matmul_bias]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("got (5,)"), std::string::npos) << msg;
+  }
+}
+
 }  // namespace
 }  // namespace normlab

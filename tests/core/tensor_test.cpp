@@ -99,6 +99,18 @@ TEST(Tensor, TransposeOfThreeDimsMatchesIndexMapping) {
       for (int k = 0; k < 4; ++k) EXPECT_EQ(tv[(k * 3 + j) * 2 + i], (i * 3 + j) * 4 + k);
 }
 
+TEST(Tensor, ExpandBroadcastsWithZeroStrides) {
+  const Tensor v = Tensor::from_vector({1, 2, 3}, {3}, DType::F64);
+  const Tensor e = v.expand({2, 3});
+  EXPECT_EQ(e.shape(), (Shape{2, 3}));
+  EXPECT_EQ(e.strides(), (Shape{0, 1}));
+  EXPECT_EQ(e.contiguous().to_vector(), (std::vector<double>{1, 2, 3, 1, 2, 3}));
+  const Tensor col = Tensor::from_vector({1, 2}, {2, 1}, DType::F64).expand({2, 3});
+  EXPECT_EQ(col.contiguous().to_vector(), (std::vector<double>{1, 1, 1, 2, 2, 2}));
+  EXPECT_THROW(v.expand({2, 4}), Error);
+  EXPECT_THROW(v.expand({}), Error);
+}
+
 TEST(Tensor, CloneIsIndependentAndConversionsWork) {
   Tensor x = Tensor::from_vector({1, 2, 3}, {3}, DType::F64);
   Tensor c = x.clone();
