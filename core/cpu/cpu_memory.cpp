@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "core/cpu/cpu_allocator.h"
 #include "core/cpu/cpu_backend.h"
@@ -51,7 +52,15 @@ void strided_copy(const S* src, const Shape& shape, const Shape& strides, D* dst
   int64_t offset = 0;
   const int64_t inner = shape[nd - 1], inner_stride = strides[nd - 1];
   for (int64_t done = 0; done < n; done += inner) {
-    for (int64_t j = 0; j < inner; ++j) dst[done + j] = static_cast<D>(src[offset + j * inner_stride]);
+    if constexpr (std::is_same_v<S, D>) {
+      if (inner_stride == 1) {  // a contiguous run (head split/merge, broadcast rows): memcpy
+        std::memcpy(dst + done, src + offset, static_cast<size_t>(inner) * sizeof(D));
+      } else {
+        for (int64_t j = 0; j < inner; ++j) dst[done + j] = src[offset + j * inner_stride];
+      }
+    } else {
+      for (int64_t j = 0; j < inner; ++j) dst[done + j] = static_cast<D>(src[offset + j * inner_stride]);
+    }
     for (int d = nd - 2; d >= 0; --d) {  // advance the multi-index over the outer axes
       offset += strides[d];
       if (++index[d] < shape[d]) break;
