@@ -86,6 +86,12 @@ decltype(auto) dispatch_floating(DType dtype, const char* op, F&& f) {
   }
 }
 
+// t's elements, or nullptr for an undefined (optional) tensor such as a norm without affine.
+template <typename T> const T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data<T>() : nullptr;
+}
+template <typename T> T* data_or_null(Tensor& t) { return t.defined() ? t.data<T>() : nullptr; }
+
 // Rows above which a row-parallel loop is worth starting threads for.
 constexpr int64_t kParallelElements = 1 << 15;
 

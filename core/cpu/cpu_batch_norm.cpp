@@ -11,11 +11,6 @@ namespace normlab {
 
 namespace {
 
-template <typename T> const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data<T>() : nullptr;
-}
-template <typename T> T* data_or_null(Tensor& t) { return t.defined() ? t.data<T>() : nullptr; }
-
 // out[j] = sum_{r < rows} term(r, j) for j < cols, deterministic (see the header comment).
 template <typename Term>
 std::vector<double> sum_over_rows(int64_t rows, int64_t cols, Term term) {

@@ -13,8 +13,9 @@
 // reads each row once from memory and works on it while it sits in L1. Forward: two reductions
 // (mean, then centered squares) and the output pass. Backward: one pass makes both row sums and
 // adds the row's dy xhat and dy into per-chunk weight-gradient partials; a second pass writes dx.
-// Statistics and all sums are accumulated in double (`omp simd` reductions, so they vectorise);
-// the element-wise output passes run in the tensor's own dtype.
+// Row statistics and row sums are accumulated in double (`omp simd` reductions, so they vectorise);
+// weight-gradient sums are staged in the tensor's dtype over at most 16 rows, then carried in
+// double (WeightGradPartials); the element-wise output passes run in the tensor's own dtype.
 //
 // Determinism: rows are cut into chunks whose size depends only on the shape; each chunk's
 // weight-gradient partial sums its rows in order, and the partials are added in chunk order. So
@@ -27,11 +28,6 @@
 namespace normlab {
 
 namespace {
-
-template <typename T> const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data<T>() : nullptr;
-}
-template <typename T> T* data_or_null(Tensor& t) { return t.defined() ? t.data<T>() : nullptr; }
 
 // The row chunking of the backward kernels: at most 64 chunks of at least 16 rows.
 struct RowChunks {
@@ -103,8 +99,11 @@ void grouped_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, i
                      double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
   const int64_t C = x.size(-1), rows = x.numel() / C, n = C / groups;
   const T* xp = x.data<T>();
-  const T* gp = data_or_null<T>(gamma);
-  const T* bp = data_or_null<T>(beta);
+  // Without affine parameters gamma = 1 and beta = 0: (x - m) r * 1 + 0 is exact, one loop serves.
+  const std::vector<T> ones(gamma.defined() ? 0 : static_cast<size_t>(C), T(1));
+  const std::vector<T> zeros(beta.defined() ? 0 : static_cast<size_t>(C), T(0));
+  const T* gp = gamma.defined() ? gamma.data<T>() : ones.data();
+  const T* bp = beta.defined() ? beta.data<T>() : zeros.data();
   T* yp = y.data<T>();
   T* mp = mean.data<T>();
   T* rp = rstd.data<T>();
@@ -126,13 +125,7 @@ void grouped_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, i
     }
     rp[s] = static_cast<T>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
     const T mt = mp[s], rt = rp[s];
-    if (gp && bp) {
-      for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mt) * rt * gp[c0 + j] + bp[c0 + j];
-    } else if (gp) {
-      for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mt) * rt * gp[c0 + j];
-    } else {
-      for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mt) * rt + (bp ? bp[c0 + j] : T(0));
-    }
+    for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mt) * rt * gp[c0 + j] + bp[c0 + j];
   }
 }
 
