@@ -161,6 +161,7 @@ std::vector<KeySpec> build_key_specs() {
       .key("bias", &ModelConfig::bias)
       .key("dropout", &ModelConfig::dropout, in_zero_one(false))
       .key("tie_embeddings", &ModelConfig::tie_embeddings)
+      .key("embedding_scale", &ModelConfig::embedding_scale, one_of({"none", "sqrt_d"}))
       .key("init", &ModelConfig::init, one_of({"xavier", "gpt2"}))
       .key("seed", &ModelConfig::seed)
       .key("dtype", &ModelConfig::dtype, one_of({"float32", "float64"}));
@@ -178,6 +179,7 @@ std::vector<KeySpec> build_key_specs() {
   Section<ScheduleConfig>{t, "schedule", &RunConfig::schedule}
       .key("kind", &ScheduleConfig::kind, one_of({"constant", "inverse_sqrt", "linear", "cosine"}))
       .key("warmup_steps", &ScheduleConfig::warmup_steps, at_least<int64_t>(0))
+      .key("decay_every", &ScheduleConfig::decay_every, at_least<int64_t>(1))
       .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0));
   Section<DataConfig>{t, "data", &RunConfig::data}
       .key("source", &DataConfig::source, not_empty())
