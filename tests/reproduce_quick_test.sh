@@ -5,7 +5,7 @@
 set -euo pipefail
 normlab="$1"; source_dir="$2"; out="$3"
 rm -rf "$out"
-"$normlab" reproduce xiong --quick --jobs 2 --quiet --out "$out" --configs "$source_dir/experiments/xiong"
+"$normlab" reproduce xiong --quick --jobs 2 --quiet --out "$out" --configs "$source_dir/xiong/configs"
 report="$out/report.md"
 test -s "$report" || { echo "FAIL: no report at $report"; exit 1; }
 for claim in E1a E1b; do

@@ -1,0 +1,31 @@
+// normlab: train and dissect small transformers with a hand-written autograd.
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"normlab: where and which normalization a transformer needs"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  normlab::cli::add_gradcheck_command(app, exit_code);
+  normlab::cli::add_train_command(app, exit_code);
+  normlab::cli::add_grads_command(app, exit_code);
+  normlab::cli::add_sample_command(app, exit_code);
+  normlab::cli::add_plot_command(app, exit_code);
+  normlab::cli::add_bench_command(app, exit_code);
+  normlab::cli::add_sweep_command(app, exit_code);
+  normlab::cli::add_reproduce_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const normlab::Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  }
+  return exit_code;
+}
