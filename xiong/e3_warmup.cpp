@@ -206,8 +206,7 @@ void append_e3_text(const Context& ctx, const TrainingResults& text, Section& s)
                     g.text_config, tc.model.d_model, tc.model.n_layers, tc.train.context, g.text_lr, tc.train.steps,
                     base.describe());
   std::vector<TrainPoint> arms;
-  for (const std::string p : {"post", "pre"})
-    for (const std::string w : {"none", "long"}) arms.push_back(arm(p, g.text_lr, g.warmup_steps(w)));
+  for (const std::string w : {"none", "long"}) arms.push_back(arm("post", g.text_lr, g.warmup_steps(w)));
   md += loss_table(text, arms, g.seeds, base, tc.log.eval_every) + "\n";
   md += curves_figure(ctx, text, g.text_lr, base, "e3_text", "text") + "\n";
   s.verdicts.push_back(difference_verdict(
@@ -230,9 +229,9 @@ std::vector<TrainPoint> e3_points(const Grids& g) {
   for (const std::string p : {"post", "pre"}) {
     for (const WarmupLevel& w : g.warmups)
       for (const std::string& lr : g.lrs) add(arm(p, lr, w.steps));
-    add(arm(p, g.sgd_lr, 1, "sgd"));
-    add(arm(p, g.sgd_lr, g.warmup_steps("long"), "sgd"));
   }
+  add(arm("post", g.sgd_lr, 1, "sgd"));
+  add(arm("post", g.sgd_lr, g.warmup_steps("long"), "sgd"));
   for (const std::string& lr : g.lrs) add(arm("post", lr, 1, "radam"));
   add(arm("pre", g.slice_lr, 1, "radam"));
   return points;
@@ -241,9 +240,8 @@ std::vector<TrainPoint> e3_points(const Grids& g) {
 std::vector<TrainPoint> e3_text_points(const Grids& g) {
   std::vector<TrainPoint> points;
   if (g.text_config.empty()) return points;
-  for (const std::string p : {"post", "pre"})
-    for (const std::string w : {"none", "long"})
-      for (const int seed : g.seeds) points.push_back({p, "layernorm", "adam", g.text_lr, g.warmup_steps(w), seed});
+  for (const std::string w : {"none", "long"})
+    for (const int seed : g.seeds) points.push_back({"post", "layernorm", "adam", g.text_lr, g.warmup_steps(w), seed});
   return points;
 }
 
@@ -271,8 +269,7 @@ Section run_e3(const Context& ctx, const TrainingResults& copy, const TrainingRe
     md += curves_figure(ctx, copy, lr, base, "e3_copy_lr" + lr, "copy task") + "\n";
   }
   std::vector<TrainPoint> sgd_arms;
-  for (const std::string p : {"post", "pre"})
-    for (const std::string w : {"none", "long"}) sgd_arms.push_back(arm(p, g.sgd_lr, g.warmup_steps(w), "sgd"));
+  for (const std::string w : {"none", "long"}) sgd_arms.push_back(arm("post", g.sgd_lr, g.warmup_steps(w), "sgd"));
   sgd_arms.push_back(arm("pre", g.slice_lr, 1, "radam"));
   md += "**SGD, and RAdam for Pre-LN**\n\n" + loss_table(copy, sgd_arms, g.seeds, base, eval_every) + "\n";
   append_e3_verdicts(ctx, copy, steps, eval_every, s);

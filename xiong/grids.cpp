@@ -63,7 +63,7 @@ Grids full_grids() {
   g.warmups = {{"none", 1}, {"short", 50}, {"long", 400}};
   g.seeds = {1, 2, 3, 4, 5};
   g.sgd_lr = "1e-1";
-  g.lr_sweep = {"2e-4", "2e-3", "4e-3"};
+  g.lr_sweep = {"2e-3"};
   g.slice_lr = "1e-3";
   g.text_config = "text_corpus.toml";
   g.text_lr = "1e-3";
@@ -116,13 +116,14 @@ std::vector<std::string> describe_grids(const Grids& g) {
       fmt::format("Adam update size: {} seeds x {} steps of {} at lr {}", g.update_seeds, g.update_steps,
                   g.copy_config, g.slice_lr),
       fmt::format("E3 copy task: {}, placement in {{post, pre}}, Adam lr in {{{}}}, schedule.warmup_steps in "
-                  "{{{}}} (1 = none), seeds {{{}}}; SGD at lr {} with warmup none and long; RAdam without "
-                  "warmup at every lr (Post-LN) and at {} (Pre-LN)", g.copy_config, list(g.lrs), list(warm),
+                  "{{{}}} (1 = none), seeds {{{}}}; Post-LN with SGD at lr {}, warmup none and long; RAdam "
+                  "without warmup at every lr (Post-LN) and at {} (Pre-LN)", g.copy_config, list(g.lrs), list(warm),
                   list(g.seeds), g.sgd_lr, g.slice_lr),
       fmt::format("E4 lr sweep: Adam lr in {{{}}} x {{post, pre}} x warmup {{none, long}}", list(g.all_lrs())),
-      fmt::format("E5b DeepNorm, E5c sandwich, E6 RMSNorm slices: lr {}, warmup none and long", g.slice_lr)};
+      fmt::format("E5b DeepNorm and E5c sandwich without warmup, E6 RMSNorm Post-LN without and with the long "
+                  "warmup: lr {}", g.slice_lr)};
   if (!g.text_config.empty())
-    lines.push_back(fmt::format("E3 text corpus: {}, lr {}, post and pre, warmup none and long", g.text_config,
+    lines.push_back(fmt::format("E3 text corpus: {}, lr {}, Post-LN, warmup none and long", g.text_config,
                                 g.text_lr));
   lines.push_back(fmt::format("Every training arm: seeds {{{}}}", list(g.seeds)));
   return lines;

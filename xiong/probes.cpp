@@ -83,6 +83,17 @@ double ms_since(Clock::time_point t0) {
 
 }  // namespace
 
+std::vector<std::pair<Tensor, Tensor>> probe_batches(int64_t vocab, const ProbeBatch& probe, uint64_t data_seed) {
+  Generator gen(data_seed);
+  std::vector<std::pair<Tensor, Tensor>> out;
+  for (int64_t b = 0; b < probe.batches; ++b) {
+    Tensor ids = random_tokens(vocab, probe.batch, probe.context, gen);
+    Tensor targets = random_tokens(vocab, probe.batch, probe.context, gen);
+    out.emplace_back(ids, targets);
+  }
+  return out;
+}
+
 LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed) {
   TransformerLM model(config);
   if (probe.unit_variance_input) rescale_embeddings_to_unit_variance(model);
@@ -93,12 +104,8 @@ LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& prob
   out.attn_mean_norm.assign(L, 0.0);
   out.residual_sq_per_d.assign(L + 1, 0.0);
   std::vector<Tensor> w1_sum(L), w2_sum(L);
-  Generator gen(data_seed);
   const double nb = static_cast<double>(probe.batches);
-  for (int64_t b = 0; b < probe.batches; ++b) {
-    // Inputs and next-token targets are independent random tokens.
-    Tensor ids = random_tokens(config.vocab_size, probe.batch, probe.context, gen);
-    Tensor targets = random_tokens(config.vocab_size, probe.batch, probe.context, gen);
+  for (const auto& [ids, targets] : probe_batches(config.vocab_size, probe, data_seed)) {
     model.zero_grad();
     backward(model.loss(ids, targets));
     const auto& rms = model.residual_rms();

@@ -10,7 +10,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "core/tensor.h"
 
 #include "experiments/run_config.h"
 #include "nn/model_config.h"
@@ -35,6 +38,10 @@ struct LayerGrads {
   // variance per row) and layer l's initial FFN weights: ||x_{l,5}||^2 / d, one value per layer.
   std::vector<double> post_ffn_sum_sq_per_d;
 };
+
+// The probe's random-token batches (inputs, targets), independent uniform tokens, reproducible from
+// data_seed: what measure_layer_grads feeds the model (and what the PyTorch check replays).
+std::vector<std::pair<Tensor, Tensor>> probe_batches(int64_t vocab, const ProbeBatch& probe, uint64_t data_seed);
 
 // One model (config.seed) measured over probe.batches random-token batches.
 LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed);

@@ -21,6 +21,7 @@ struct Context {
   std::filesystem::path out_dir;      // everything goes under here
   std::filesystem::path config_dir;   // out_dir/configs: the TOML files the suite used (copied)
   std::filesystem::path figures_dir;  // out_dir/figures
+  std::filesystem::path source_dir;   // the normlab source tree (bench/torch_probe.py)
   int jobs = 1;
   std::string normlab_binary;         // for sweeps; empty = this executable
   bool quiet = false;

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "experiments/atomic_file.h"
 #include "xiong/experiments.h"
+#include "xiong/torch_check.h"
 
 namespace fs = std::filesystem;
 
@@ -148,12 +149,15 @@ std::string run_xiong_suite(const SuiteOptions& options) {
   // Probes and timings run on one thread: OpenMP threads that spin while other processes (the
   // sweeps' runs, other jobs) hold the cores make small models many times slower.
   set_num_threads(1);
-  copy_configs(find_config_dir(options.config_dir), ctx.config_dir);
+  const std::string source_configs = find_config_dir(options.config_dir);
+  ctx.source_dir = fs::path(source_configs).parent_path().parent_path();
+  copy_configs(source_configs, ctx.config_dir);
   const Grids& g = ctx.grids;
 
   std::vector<Section> sections;
   if (selected("E1")) sections.push_back(run_e1(ctx));
   if (selected("E2")) sections.push_back(run_e2(ctx));
+  if (selected("E1") || selected("E2")) sections.push_back(run_torch_check(ctx));
 
   std::vector<TrainPoint> copy_points, text_points;
   auto append = [&](const std::vector<TrainPoint>& more) { copy_points.insert(copy_points.end(), more.begin(), more.end()); };
