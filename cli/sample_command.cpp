@@ -57,11 +57,20 @@ CLI::App* add_sample_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", *seed, "sampling seed")->capture_default_str();
   cmd->callback([=, &exit_code] {
     namespace fs = std::filesystem;
+    if (!std::isfinite(*temperature) || *temperature < 0.0)
+      fail("sample", "--temperature must be a finite number >= 0 (0 = greedy), got {}", *temperature);
+    if (*tokens < 0) fail("sample", "--tokens must be >= 0, got {}", *tokens);
     const fs::path dir(*run_dir);
     RunConfig rc = load_config((dir / "config.toml").string(), {});
-    if (!fs::exists(dir / "tokenizer.json"))
+    const fs::path tokenizer_path = dir / "tokenizer.json";
+    if (!fs::exists(tokenizer_path))
       fail("sample", "{} has no tokenizer.json (synthetic-task runs cannot be sampled as text)", dir.string());
-    auto tokenizer = load_tokenizer(read_file(dir / "tokenizer.json"));
+    std::unique_ptr<Tokenizer> tokenizer;
+    try {
+      tokenizer = load_tokenizer(read_file(tokenizer_path));
+    } catch (const Error& e) {
+      fail("sample", "{}: {}", tokenizer_path.string(), e.what());
+    }
     rc.model.vocab_size = tokenizer->vocab_size();
     TransformerLM model(rc.model);
     load_model_weights(dir.string(), model);

@@ -1,4 +1,4 @@
-// normlab train CONFIG.toml [section.key=value ...] [--resume RUN_DIR] [--quiet]
+// normlab train CONFIG.toml [section.key=value ...] [--overwrite] [--resume RUN_DIR] [--quiet]
 #include <fmt/core.h>
 
 #include "cli/commands.h"
@@ -12,15 +12,19 @@ CLI::App* add_train_command(CLI::App& app, int& exit_code) {
   auto config = std::make_shared<std::string>();
   auto overrides = std::make_shared<std::vector<std::string>>();
   auto resume = std::make_shared<std::string>();
+  auto overwrite = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
   cmd->add_option("config", *config, "config file (not needed with --resume)");
   cmd->add_option("overrides", *overrides, "overrides such as optim.lr=1e-3 model.norm_placement=post");
   cmd->add_option("--resume", *resume, "continue the run saved in this run directory");
+  cmd->add_flag("--overwrite", *overwrite, "start over in a run directory that holds an earlier run (its files are removed)")
+      ->excludes("--resume");
   cmd->add_flag("--quiet", *quiet, "no progress output");
   cmd->callback([=, &exit_code] {
     TrainOptions options;
     options.quiet = *quiet;
     options.resume_dir = *resume;
+    options.overwrite = *overwrite;
     RunConfig rc;
     if (resume->empty()) {
       if (config->empty()) fail("train", "give a config file (or --resume RUN_DIR)");

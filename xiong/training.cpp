@@ -19,6 +19,17 @@ double number(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : NAN;
 }
 
+// A summary's integer or string (a hand-edited or damaged summary.json gives the fallback, not a
+// JSON type error).
+int64_t integer(const nlohmann::json& j, const char* key, int64_t fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+std::string text(const nlohmann::json& j, const char* key, const std::string& fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 // Reads summary.json and metrics.jsonl of a run directory into `out`.
 void read_run(RunOutcome& out) {
   const fs::path dir = out.run_dir;
@@ -26,12 +37,12 @@ void read_run(RunOutcome& out) {
   if (!in) return;
   const nlohmann::json summary = nlohmann::json::parse(in, nullptr, false);
   if (!summary.is_object()) return;
-  out.status = summary.value("status", "missing");
+  out.status = text(summary, "status", "missing");
   out.final_val = number(summary, "final_val_loss");
   out.best_val = number(summary, "best_val_loss");
   out.wall_s = number(summary, "wall_s");
-  out.steps = summary.value("steps", int64_t{0});
-  if (out.status == "diverged") out.diverged_step = summary.value("diverged_at_step", int64_t{-1});
+  out.steps = integer(summary, "steps", 0);
+  if (out.status == "diverged") out.diverged_step = integer(summary, "diverged_at_step", -1);
   if (!fs::exists(dir / run_files::kMetrics)) return;
   for (const nlohmann::json& r : read_metrics(dir / run_files::kMetrics)) {
     const double step = number(r, kStepKey);
