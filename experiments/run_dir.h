@@ -7,7 +7,7 @@
 //                     named "blocks.N.*"), global (L2 norm over all), then any extra columns the
 //                     trainer adds (e.g. residual_rms.N); step 0 is before any update
 //   summary.json      written last, atomically: its presence marks the run as completed
-//   *.safetensors     checkpoints (experiments/safetensors.h)
+//   checkpoint, checkpoints/   the current checkpoint generation and its directory (experiments/checkpoint.h)
 #pragma once
 #include <cstdint>
 #include <filesystem>
