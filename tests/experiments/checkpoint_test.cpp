@@ -11,7 +11,7 @@
 #include "experiments/checkpoint.h"
 #include "experiments/config.h"
 #include "experiments/trainer.h"
-#include "process_util.h"
+#include "spawn_util.h"
 #include "test_util.h"
 
 namespace normlab {

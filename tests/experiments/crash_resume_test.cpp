@@ -13,7 +13,7 @@
 
 #include "checkpoint_test_util.h"
 #include "experiments/run_dir.h"
-#include "process_util.h"
+#include "spawn_util.h"
 #include "test_util.h"
 
 namespace normlab {
