@@ -100,14 +100,14 @@ double train_step(TransformerLM& model, Optimizer& optimizer, const std::vector<
   return loss.item();
 }
 
+// The dump's "param.<name>" tensors must be exactly the model's, in its dtype and shapes.
 void load_parameters(TransformerLM& model, const SafetensorsFile& dump) {
   NoGradGuard no_grad;
-  for (auto& [name, param] : model.named_parameters()) {
-    const Tensor& saved = dump.get("param." + name);
-    NL_CHECK(saved.shape() == param.shape(), "bench", "{}: param.{} has shape {} but the model's is {}",
-             dump.path, name, shape_str(saved.shape()), shape_str(param.shape()));
-    param.value().copy_(saved);
-  }
+  std::vector<TensorSpec> expected;
+  for (const auto& [name, param] : model.named_parameters())
+    expected.push_back({"param." + name, param.dtype(), param.shape()});
+  check_tensors(dump, expected, "param.", "bench");
+  for (auto& [name, param] : model.named_parameters()) param.value().copy_(dump.get("param." + name));
 }
 
 void run_losses(const BenchOptions& opt, const SafetensorsFile& dump, const RunConfig& config,

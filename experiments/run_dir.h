@@ -8,7 +8,7 @@
 //                     trainer adds (e.g. residual_rms.N); step 0 is before any update
 //   summary.json      written last, atomically: its presence marks the run as completed
 //   fingerprint.txt   config_fingerprint of the config the run was started with (a sweep compares it)
-//   *.safetensors     checkpoints (experiments/safetensors.h)
+//   checkpoint, checkpoints/   the current checkpoint generation and its directory (experiments/checkpoint.h)
 //   .normlab.lock     the writer's lock (experiments/directory_lock.h); it stays after the run
 #pragma once
 #include <cstdint>

@@ -92,10 +92,13 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
     write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(given) + "\n");
     if (data->tokenizer()) write_file_atomic((dir / "tokenizer.json").string(), data->tokenizer()->to_json());
   } else {
+    // load_checkpoint checks every file before it changes anything; only a checkpoint that
+    // passed may cut the logs back to its step (below) and drop the summary.
     start_step = load_checkpoint(dir.string(), model, *optimizer, data_gen);
     keep_logs_through = start_step - 1;
     fs::remove(dir / run_files::kSummary);
   }
+  remove_stale_checkpoint_files(dir.string());  // what a killed or failed writer left behind
 
   MetricsWriter metrics(dir / run_files::kMetrics, keep_logs_through);
   GradNormWriter grad_log(dir / run_files::kGradNorms, keep_logs_through);

@@ -5,7 +5,9 @@
 //   runs/<name>/grad_norms.csv     per-parameter and per-layer gradient norms (step 0 = initialization)
 //                                  and the residual-stream RMS entering each layer
 //   runs/<name>/summary.json       status completed | diverged (step, reason), losses, throughput, wall time
-//   runs/<name>/checkpoint/        model.safetensors, optimizer.safetensors, trainer_state.json
+//   runs/<name>/checkpoint         link to the current checkpoint generation, checkpoints/step-N.XXXXXX/:
+//                                  model.safetensors, optimizer.safetensors, trainer_state.json and
+//                                  manifest.json (sizes, CRC-32s); crash-safe, see checkpoint.h
 //   runs/<name>/fingerprint.txt    config_fingerprint of the config given (experiments/config.h)
 // The run holds the directory's lock (experiments/run_dir.h) from before it writes anything
 // until it returns; a fresh run refuses a directory that holds an earlier run unless overwrite.
