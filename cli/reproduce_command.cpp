@@ -22,6 +22,7 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
   xiong->add_option("--configs", options->config_dir, "directory of the suite's TOML files (default: "
                     "xiong/configs of the source tree)");
   xiong->add_flag("--quiet", options->quiet, "no progress output");
+  xiong->add_flag("--text", options->text, "also run E3 on the text corpus (text_corpus.toml; not in the 90-minute grid)");
   xiong->callback([options, only, &exit_code] {
     options->only.clear();
     for (std::string id : *only) {

@@ -22,6 +22,11 @@ TrainPoint arm(const std::string& placement, const std::string& lr, int64_t warm
 
 double final_capped(const RunOutcome& r) { return r.capped_final(); }
 
+TrainPoint unscaled(TrainPoint p) {
+  p.embedding_scale = "none";
+  return p;
+}
+
 // Steps until the validation loss first reaches `target`; a run that never does counts as one
 // evaluation interval past its end (censored: it makes that arm look faster than it is, never slower).
 double steps_to(const RunOutcome& r, double target, int64_t eval_every) {
@@ -61,7 +66,9 @@ std::string loss_table(const TrainingResults& runs, const std::vector<TrainPoint
     steps.erase(std::remove_if(steps.begin(), steps.end(), [](double v) { return !std::isfinite(v); }), steps.end());
     std::sort(steps.begin(), steps.end());
     const std::string median = steps.empty() ? "-" : num(steps[steps.size() / 2], 4);
-    rows.push_back({placement_label(a.placement), a.optimizer, a.lr, std::to_string(a.warmup), at(0.25), at(0.5),
+    const std::string who = placement_label(a.placement) +
+                            (a.embedding_scale.empty() ? "" : ", embeddings " + a.embedding_scale);
+    rows.push_back({who, a.optimizer, a.lr, std::to_string(a.warmup), at(0.25), at(0.5),
                     mean_ci_text(s.capped, 3), median, fmt::format("{}/{}", s.learned, s.n),
                     std::to_string(s.diverged)});
   }
@@ -104,6 +111,20 @@ Verdict difference_verdict(std::string id, std::string claim, std::string paper,
   return v;
 }
 
+// Pre-LN without warmup with fairseq's embedding scale next to the same arm with unscaled (Xavier)
+// token embeddings: whether the embedding scale, a protocol choice, decides how fast Pre-LN learns.
+std::string embedding_diagnostic(const Context& ctx, const TrainingResults& copy, const Baseline& base,
+                                 int64_t eval_every) {
+  const Grids& g = ctx.grids;
+  const TrainPoint scaled = arm("pre", g.slice_lr, 1), plain = unscaled(scaled);
+  const Interval diff = final_difference(copy, plain, scaled, g.seeds);
+  return "**Diagnostic: Pre-LN's embedding scale.** Pre-LN without warmup at lr_max " + g.slice_lr +
+         " with the token embeddings times sqrt(d) (fairseq, every other arm) and unscaled (Xavier, " +
+         "`model.embedding_scale = \"none\"`), same seeds:\n\n" +
+         loss_table(copy, {scaled, plain}, g.seeds, base, eval_every) +
+         fmt::format("\nFinal validation loss, unscaled - scaled (paired t): {} nats.\n\n", interval_text(diff));
+}
+
 void append_time_to_quality(const Context& ctx, const TrainingResults& copy, int64_t steps, int64_t eval_every,
                             Section& s) {
   const Grids& g = ctx.grids;
@@ -143,12 +164,14 @@ void append_optimizer_verdicts(const Context& ctx, const TrainingResults& copy, 
         "section 3.2 / Liu et al. 2020: RAdam trains Post-LN without warmup",
         "final val loss, Post-LN Adam none - RAdam none (nats)",
         final_difference(copy, arm("post", lr, 1), arm("post", lr, 1, "radam"), g.seeds), steps, 0.0, Side::Above));
-  Verdict radam_pre{"E3g", "RAdam changes little for Pre-LN without warmup", "RAdam: little change for Pre-LN",
-                    "final val loss, Pre-LN RAdam none - Adam none (nats), lr " + g.slice_lr,
-                    final_difference(copy, arm("pre", g.slice_lr, 1, "radam"), arm("pre", g.slice_lr, 1), g.seeds),
-                    steps};
-  radam_pre.decide_equivalence(0.0, 0.1);
-  s.verdicts.push_back(radam_pre);
+  if (g.pre_radam) {
+    Verdict radam_pre{"E3g", "RAdam changes little for Pre-LN without warmup", "RAdam: little change for Pre-LN",
+                      "final val loss, Pre-LN RAdam none - Adam none (nats), lr " + g.slice_lr,
+                      final_difference(copy, arm("pre", g.slice_lr, 1, "radam"), arm("pre", g.slice_lr, 1), g.seeds),
+                      steps};
+    radam_pre.decide_equivalence(0.0, 0.1);
+    s.verdicts.push_back(radam_pre);
+  }
   s.verdicts.push_back(difference_verdict(
       "E3h", "Warmup matters for SGD too (Post-LN)", "Figure 2: SGD without warmup is also worse",
       "final val loss, Post-LN SGD none - long (nats), lr " + g.sgd_lr,
@@ -233,7 +256,8 @@ std::vector<TrainPoint> e3_points(const Grids& g) {
   add(arm("post", g.sgd_lr, 1, "sgd"));
   add(arm("post", g.sgd_lr, g.warmup_steps("long"), "sgd"));
   for (const std::string& lr : g.lrs) add(arm("post", lr, 1, "radam"));
-  add(arm("pre", g.slice_lr, 1, "radam"));
+  if (g.pre_radam) add(arm("pre", g.slice_lr, 1, "radam"));
+  if (g.embedding_diagnostic) add(unscaled(arm("pre", g.slice_lr, 1)));
   return points;
 }
 
@@ -270,8 +294,9 @@ Section run_e3(const Context& ctx, const TrainingResults& copy, const TrainingRe
   }
   std::vector<TrainPoint> sgd_arms;
   for (const std::string w : {"none", "long"}) sgd_arms.push_back(arm("post", g.sgd_lr, g.warmup_steps(w), "sgd"));
-  sgd_arms.push_back(arm("pre", g.slice_lr, 1, "radam"));
-  md += "**SGD, and RAdam for Pre-LN**\n\n" + loss_table(copy, sgd_arms, g.seeds, base, eval_every) + "\n";
+  if (g.pre_radam) sgd_arms.push_back(arm("pre", g.slice_lr, 1, "radam"));
+  md += "**SGD**\n\n" + loss_table(copy, sgd_arms, g.seeds, base, eval_every) + "\n";
+  if (g.embedding_diagnostic) md += embedding_diagnostic(ctx, copy, base, eval_every);
   append_e3_verdicts(ctx, copy, steps, eval_every, s);
   if (text.size() > 0) append_e3_text(ctx, text, s);
   return s;

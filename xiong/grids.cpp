@@ -13,7 +13,8 @@ namespace normlab::xiong {
 double TrainPoint::lr_value() const { return std::strtod(lr.c_str(), nullptr); }
 
 std::string TrainPoint::name() const {
-  return fmt::format("{}-{}-{}-lr{}-w{}-s{}", placement, norm_type, optimizer, lr, warmup, seed);
+  const std::string base = fmt::format("{}-{}-{}-lr{}-w{}-s{}", placement, norm_type, optimizer, lr, warmup, seed);
+  return embedding_scale.empty() ? base : base + "-emb" + embedding_scale;
 }
 
 SweepPoint TrainPoint::sweep_point() const {
@@ -25,6 +26,7 @@ SweepPoint TrainPoint::sweep_point() const {
                  {"optim.lr", lr},
                  {"schedule.warmup_steps", std::to_string(warmup)},
                  {"seed", std::to_string(seed)}};
+  if (!embedding_scale.empty()) p.overrides.emplace_back("model.embedding_scale", embedding_scale);
   return p;
 }
 
@@ -47,7 +49,8 @@ std::vector<std::string> Grids::all_lrs() const {
 namespace {
 
 // Full suite (docs/xiong/README.md has the measured cost): init probes over 8 seeds; every training
-// arm 5 seeds x 2000 steps of the copy task (copy_task.toml), plus the text corpus.
+// arm 5 seeds x 2000 steps of the copy task (copy_task.toml). Cut to fit 90 minutes on 2 cores:
+// the text corpus (text_corpus.toml, run with --only E3 --text) and Pre-LN with RAdam.
 Grids full_grids() {
   Grids g;
   g.e1_depths = {2, 4, 8, 16, 32, 48};
@@ -65,7 +68,8 @@ Grids full_grids() {
   g.sgd_lr = "1e-1";
   g.lr_sweep = {"2e-3"};
   g.slice_lr = "1e-3";
-  g.text_config = "text_corpus.toml";
+  g.pre_radam = false;
+  g.embedding_diagnostic = true;
   g.text_lr = "1e-3";
   return g;
 }

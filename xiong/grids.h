@@ -20,9 +20,10 @@ struct TrainPoint {
   std::string lr = "1e-3";          // optim.lr, as written in names and overrides
   int64_t warmup = 1;               // schedule.warmup_steps; 1 = no warmup (the paper's T_warmup = 1)
   int seed = 1;                     // train.seed and model.seed
+  std::string embedding_scale;      // model.embedding_scale; "" = the base config's (diagnostic arms)
 
   double lr_value() const;
-  // "post-layernorm-adam-lr1e-3-w1-s1": the run directory's name.
+  // "post-layernorm-adam-lr1e-3-w1-s1" (+ "-emb<scale>" when set): the run directory's name.
   std::string name() const;
   SweepPoint sweep_point() const;
   bool operator==(const TrainPoint& o) const { return name() == o.name(); }
@@ -67,6 +68,8 @@ struct Grids {
   std::string sgd_lr;                  // E3 SGD arms (momentum from the base config)
   std::vector<std::string> lr_sweep;   // E4: lrs besides E3's, no warmup and long warmup
   std::string slice_lr;                // E5b DeepNorm, E5c sandwich, E6 RMSNorm slices, update probe
+  bool pre_radam = true;               // E3g: Pre-LN with RAdam without warmup
+  bool embedding_diagnostic = false;   // Pre-LN without warmup with unscaled embeddings (the report's differences)
 
   // ---- the text-corpus variant of E3 (empty text_config = skipped) ----
   std::string text_config;

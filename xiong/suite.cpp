@@ -138,6 +138,7 @@ std::string run_xiong_suite(const SuiteOptions& options) {
 
   Context ctx;
   ctx.grids = make_grids(options.quick);
+  if (options.text) ctx.grids.text_config = "text_corpus.toml";
   ctx.out_dir = fs::absolute(options.out_dir.empty() ? (options.quick ? "runs/xiong-quick" : "runs/xiong")
                                                      : options.out_dir);
   ctx.config_dir = ctx.out_dir / "configs";
