@@ -46,9 +46,9 @@ std::shared_ptr<Storage> allocate_storage(size_t bytes, const Shape& shape, DTyp
   try {
     return std::make_shared<Storage>(std::max<size_t>(bytes, 1), device);
   } catch (const OutOfMemory& e) {
-    throw OutOfMemory(fmt::format("[tensor] out of memory allocating {} {} on {} ({} bytes, {}): {}",
-                                  dtype_name(dtype), shape_str(shape), device.str(), bytes,
-                                  format_bytes(static_cast<double>(bytes)), e.what()));
+    throw OutOfMemory(fmt::format("[tensor] out of memory allocating {} {} on {} ({}): {}", dtype_name(dtype),
+                                  shape_str(shape), device.str(), format_bytes(static_cast<double>(bytes)),
+                                  e.what()));
   }
 }
 
