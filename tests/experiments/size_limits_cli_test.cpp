@@ -1,7 +1,7 @@
 // The normlab binary with sizes it cannot hold (issue 12, finding 5): a context length of 2^61
 // used to corrupt the heap (SIGABRT), a batch of 2^62 to segfault, and running out of memory to
 // abort. Each is now a message naming the key, the op or the tensor, and exit code 2 (every error's
-// code), never a signal (run_command reports a signal as -1).
+// code), never a signal (which the shell reports as 128 + its number: 134, 139).
 #include <gtest/gtest.h>
 
 #include <filesystem>
