@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <string>
 
@@ -13,6 +12,7 @@
 #include "core/ops.h"
 #include "core/shape.h"
 #include "core/tensor.h"
+#include "../experiments/test_util.h"  // error_of
 
 namespace normlab {
 namespace {
@@ -20,16 +20,7 @@ namespace {
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kTwoTo61 = int64_t{1} << 61;
 
-// The message of the normlab::Error that fn throws ("" and a failure when it throws none).
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a normlab::Error";
-  return "";
-}
+using test::error_of;
 
 void expect_contains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
