@@ -24,9 +24,9 @@ class TextDataset final : public Dataset {
     const std::vector<int32_t>& split = validation ? val_ : train_;
     const int64_t n = static_cast<int64_t>(split.size());
     NL_CHECK(n > context, "data",
-             "the {} split of {} has {} tokens, not more than context = {} (a window needs context + 1; "
-             "train {} tokens, val {})",
-             validation ? "validation" : "training", source_, n, context, train_.size(), val_.size());
+             "the {} split of {} has {} tokens, fewer than context + 1 = {} (train {} tokens, val {})",
+             validation ? "validation" : "training", source_, n, static_cast<uint64_t>(context) + 1,
+             train_.size(), val_.size());
     Batch out = empty_batch(batch, context, "data");
     int32_t* inputs = out.inputs.data<int32_t>();
     int32_t* targets = out.targets.data<int32_t>();

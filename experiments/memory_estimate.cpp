@@ -106,35 +106,48 @@ std::optional<double> read_number(const std::filesystem::path& path) {
   return value;
 }
 
-// "Key:   123 kB" in /proc/meminfo or /proc/self/status, in bytes.
-std::optional<double> read_kib_field(const char* path, const std::string& key) {
+// The number after `key` on its line of a "key value" file: /proc/meminfo's "MemAvailable:  123 kB"
+// (in kB), memory.stat's "inactive_file 456" (in bytes).
+std::optional<double> read_field(const std::filesystem::path& path, const std::string& key) {
   std::ifstream in(path);
-  std::string line;
+  std::string line, name;
   while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) != 0) continue;
-    std::istringstream fields(line.substr(key.size() + 1));
-    double kib = 0;
-    if (fields >> kib) return kib * 1024.0;
+    std::istringstream fields(line);
+    double value = 0;
+    if (fields >> name >> value && (name == key || name == key + ":")) return value;
   }
   return std::nullopt;
 }
 
-// The tightest limit - usage over a cgroup directory and its ancestors up to `root`.
+// A cgroup version's file names. Usage counts the page cache, of which the inactive files are
+// reclaimable: they count as available, as in `docker stats`.
+struct CgroupFiles {
+  const char *limit, *usage, *inactive;
+};
+constexpr CgroupFiles kCgroupV2{"memory.max", "memory.current", "inactive_file"};
+constexpr CgroupFiles kCgroupV1{"memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"};
+
+// The tightest limit - (usage - inactive files) over a cgroup directory and its ancestors up to `root`.
 std::optional<double> cgroup_headroom(const std::filesystem::path& root, const std::string& group,
-                                      const char* limit_file, const char* usage_file) {
+                                      const CgroupFiles& files) {
   std::optional<double> best;
   for (std::filesystem::path dir = root / std::filesystem::path(group).relative_path();;
        dir = dir.parent_path()) {
-    const auto limit = read_number(dir / limit_file), usage = read_number(dir / usage_file);
-    if (limit && usage && *limit < 1e18) best = std::min(best.value_or(*limit - *usage), *limit - *usage);
+    const auto limit = read_number(dir / files.limit), usage = read_number(dir / files.usage);
+    if (limit && usage && *limit < 1e18) {
+      const double room = *limit - (*usage - read_field(dir / "memory.stat", files.inactive).value_or(0));
+      best = std::min(best.value_or(room), room);
+    }
     if (dir == root || dir.parent_path() == dir) break;
   }
   return best;
 }
 
-// The memory cgroup's headroom: v2 ("0::/path") or v1 ("N:...memory...:/path").
-std::optional<double> cgroup_memory_headroom() {
-  std::ifstream in("/proc/self/cgroup");
+}  // namespace
+
+std::optional<double> cgroup_memory_headroom(const std::filesystem::path& proc_cgroup,
+                                             const std::filesystem::path& mount) {
+  std::ifstream in(proc_cgroup);
   std::string line;
   std::optional<double> best;
   while (std::getline(in, line)) {
@@ -142,22 +155,23 @@ std::optional<double> cgroup_memory_headroom() {
     if (a == std::string::npos || b == std::string::npos) continue;
     const std::string controllers = line.substr(a + 1, b - a - 1), group = line.substr(b + 1);
     std::optional<double> room;
-    if (line.rfind("0::", 0) == 0)
-      room = cgroup_headroom("/sys/fs/cgroup", group, "memory.max", "memory.current");
+    if (line.rfind("0::", 0) == 0) room = cgroup_headroom(mount, group, kCgroupV2);
     else if (("," + controllers + ",").find(",memory,") != std::string::npos)
-      room = cgroup_headroom("/sys/fs/cgroup/memory", group, "memory.limit_in_bytes", "memory.usage_in_bytes");
+      room = cgroup_headroom(mount / "memory", group, kCgroupV1);
     if (room) best = std::min(best.value_or(*room), *room);
   }
   return best;
 }
 
+namespace {
+
 // RLIMIT_AS (ulimit -v) minus the address space already mapped.
 std::optional<double> address_space_headroom() {
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
-  const auto mapped = read_kib_field("/proc/self/status", "VmSize");
-  if (!mapped) return std::nullopt;
-  return static_cast<double>(limit.rlim_cur) - *mapped;
+  const auto mapped_kib = read_field("/proc/self/status", "VmSize");
+  if (!mapped_kib) return std::nullopt;
+  return static_cast<double>(limit.rlim_cur) - *mapped_kib * 1024.0;
 }
 
 bool skip_requested() {
@@ -172,7 +186,8 @@ std::optional<AvailableMemory> available_host_memory() {
   const auto consider = [&](std::optional<double> bytes, const char* source) {
     if (bytes && (!best || *bytes < best->bytes)) best = AvailableMemory{std::max(*bytes, 0.0), source};
   };
-  consider(read_kib_field("/proc/meminfo", "MemAvailable"), "MemAvailable");
+  const auto mem_available_kib = read_field("/proc/meminfo", "MemAvailable");
+  consider(mem_available_kib ? std::optional<double>(*mem_available_kib * 1024.0) : std::nullopt, "MemAvailable");
   consider(cgroup_memory_headroom(), "cgroup memory limit");
   consider(address_space_headroom(), "ulimit -v");
   return best;

@@ -5,6 +5,7 @@
 // and refuses to start a CPU run whose estimate exceeds what is available, before allocating
 // anything. NORMLAB_SKIP_MEMORY_CHECK=1 in the environment turns the refusal into a warning.
 #pragma once
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -30,10 +31,17 @@ struct AvailableMemory {
   double bytes = 0;
   std::string source;  // what limits it: "MemAvailable", "cgroup memory limit" or "ulimit -v"
 };
-// The least of /proc/meminfo's MemAvailable, the memory cgroup's limit minus its usage (v1 or v2,
-// over the process's cgroup and its ancestors) and RLIMIT_AS minus the process's VmSize; nullopt
-// when none of them can be read.
+// The least of /proc/meminfo's MemAvailable, the memory cgroup's limit minus its usage less the
+// reclaimable inactive file cache (v1 or v2, over the process's cgroup and its ancestors) and
+// RLIMIT_AS minus the process's VmSize; nullopt when none of them can be read.
 std::optional<AvailableMemory> available_host_memory();
+
+// The memory cgroup's headroom from the cgroup list `proc_cgroup` (v2 "0::/path", v1
+// "N:memory:/path") and the cgroup filesystem mounted at `mount` (v1: its "memory" hierarchy):
+// the least of limit - (usage - inactive file cache) over the process's cgroup and its ancestors,
+// nullopt when none has a limit.
+std::optional<double> cgroup_memory_headroom(const std::filesystem::path& proc_cgroup = "/proc/self/cgroup",
+                                             const std::filesystem::path& mount = "/sys/fs/cgroup");
 
 // The one line above (without a trailing newline).
 std::string describe_memory(const MemoryEstimate& estimate, const RunConfig& config,

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "autograd/tape.h"
 #include "command_util.h"
@@ -147,6 +148,33 @@ TEST(MemoryEstimate, OneLineWithEveryPartAndWhatLimitsTheAvailableMemory) {
     EXPECT_NE(line.find(part), std::string::npos) << part << " not in " << line;
   EXPECT_NE(line.find("(" + available->source + ")"), std::string::npos) << line;
   EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+// A fake cgroup filesystem: the limit set on an ancestor counts, "max" and v1's near-2^63 mean no
+// limit, and the inactive file cache counts as available.
+TEST(MemoryEstimate, CgroupHeadroomIsTheTightestLimitOverTheGroupAndItsAncestors) {
+  ScratchDir d;
+  const std::filesystem::path mount = d.path() / "fs";
+  std::filesystem::create_directories(mount / "a" / "b");
+  std::filesystem::create_directories(mount / "memory" / "x");
+  const auto put = [&](const std::filesystem::path& file, const std::string& text) {
+    std::ofstream(mount / file) << text;
+  };
+  put("a/memory.max", "1000000\n");
+  put("a/memory.current", "700000\n");
+  put("a/memory.stat", "anon 500000\ninactive_file 100000\nactive_file 100000\n");
+  put("a/b/memory.max", "max\n");
+  put("a/b/memory.current", "600000\n");
+  put("memory/memory.limit_in_bytes", "9223372036854771712\n");
+  put("memory/memory.usage_in_bytes", "5000000\n");
+  put("memory/x/memory.limit_in_bytes", "2000000\n");
+  put("memory/x/memory.usage_in_bytes", "1800000\n");
+  put("memory/x/memory.stat", "cache 900000\ntotal_inactive_file 300000\n");
+  EXPECT_EQ(cgroup_memory_headroom(d.write("v2", "0::/a/b\n"), mount), 400000.0);  // 1e6 - (7e5 - 1e5)
+  EXPECT_EQ(cgroup_memory_headroom(d.write("v1", "5:cpu:/\n4:memory:/x\n"), mount), 500000.0);
+  EXPECT_EQ(cgroup_memory_headroom(d.write("both", "4:memory:/x\n0::/a/b\n"), mount), 400000.0);
+  EXPECT_FALSE(cgroup_memory_headroom(d.write("unlimited", "4:memory:/\n"), mount).has_value());
+  EXPECT_FALSE(cgroup_memory_headroom(d.file("missing"), mount).has_value());
 }
 
 }  // namespace
