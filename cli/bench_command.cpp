@@ -38,6 +38,7 @@
 #include "core/profiler.h"
 #include "cli/commands.h"
 #include "experiments/config.h"
+#include "experiments/memory_estimate.h"
 #include "experiments/safetensors.h"
 #include "nn/transformer.h"
 
@@ -147,11 +148,13 @@ nlohmann::ordered_json measure_memory(TransformerLM& model, Optimizer& optimizer
   const double peak = static_cast<double>(host_memory_stats().peak);
   const double mib = 1.0 / (1024.0 * 1024.0);
   const double required = 2 * param_bytes + state_bytes + activations;
+  const double estimate = estimate_training_memory(config).total();  // what train() prints beforehand
   return {{"params_mib", param_bytes * mib},          {"grads_mib", param_bytes * mib},
           {"optimizer_state_mib", state_bytes * mib}, {"activations_mib", activations * mib},
           {"required_mib", required * mib},           {"allocator_peak_mib", peak * mib},
           {"peak_rss_mib", peak_rss_mib()},            {"allocator_peak_over_required", peak / required},
-          {"rss_over_required", peak_rss_mib() / (required * mib)}};
+          {"rss_over_required", peak_rss_mib() / (required * mib)},
+          {"estimate_mib", estimate * mib},            {"estimate_over_allocator_peak", estimate / peak}};
 }
 
 void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
@@ -229,11 +232,13 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
   fmt::print("  peak RSS    {:.1f} MiB\n", peak_rss_mib());
   if (!memory.empty())
     fmt::print("  memory      params {:.1f} + grads {:.1f} + optimizer {:.1f} + activations {:.1f} = required {:.1f} MiB;\n"
-               "              allocator peak {:.1f} MiB ({:.2f}x required), peak RSS {:.2f}x required\n",
+               "              allocator peak {:.1f} MiB ({:.2f}x required), peak RSS {:.2f}x required;\n"
+               "              train's estimate {:.1f} MiB ({:.2f}x allocator peak)\n",
                memory["params_mib"].get<double>(), memory["grads_mib"].get<double>(),
                memory["optimizer_state_mib"].get<double>(), memory["activations_mib"].get<double>(),
                memory["required_mib"].get<double>(), memory["allocator_peak_mib"].get<double>(),
-               memory["allocator_peak_over_required"].get<double>(), memory["rss_over_required"].get<double>());
+               memory["allocator_peak_over_required"].get<double>(), memory["rss_over_required"].get<double>(),
+               memory["estimate_mib"].get<double>(), memory["estimate_over_allocator_peak"].get<double>());
   if (!opt.no_profile) {
     fmt::print("  time by op family (% of timed step time):\n");
     for (auto& [name, pct] : breakdown.items()) fmt::print("    {:<12} {:5.1f}%\n", name, pct.get<double>());

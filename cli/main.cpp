@@ -1,6 +1,8 @@
 // normlab: train and dissect small transformers with a hand-written autograd.
 #include <fmt/core.h>
 
+#include <new>
+
 #include "cli/commands.h"
 #include "core/error.h"
 #include "experiments/child_process.h"
@@ -29,6 +31,10 @@ int main(int argc, char** argv) {
     return 128 + e.signal_number;
   } catch (const normlab::Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc& e) {  // an allocation outside tensors (those throw OutOfMemory)
+    fmt::print(stderr, "error: out of memory (std::bad_alloc outside a tensor allocation): lower "
+                       "train.batch_size, train.context or the model's size\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

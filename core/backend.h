@@ -48,8 +48,10 @@ class Backend {
   virtual Device device() const = 0;
 
   // ---- memory ----
+  // allocate throws OutOfMemory when the device has no room. deallocate runs in destructors
+  // (Storage's): it never throws and never fails for want of memory.
   virtual void* allocate(size_t bytes) = 0;
-  virtual void deallocate(void* ptr, size_t bytes) = 0;
+  virtual void deallocate(void* ptr, size_t bytes) noexcept = 0;
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
 

@@ -12,6 +12,12 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A device (host or GPU) could not supply the memory asked for. Backends throw it from allocate();
+// Tensor::empty rethrows it naming the tensor's dtype, shape and size.
+struct OutOfMemory : Error {
+  using Error::Error;
+};
+
 template <typename... Args>
 [[noreturn]] void fail(std::string_view op, fmt::format_string<Args...> format, Args&&... args) {
   throw Error(fmt::format("[{}] {}", op, fmt::format(format, std::forward<Args>(args)...)));

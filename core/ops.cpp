@@ -1,5 +1,7 @@
 #include "core/ops.h"
 
+#include <limits>
+
 #include "core/profiler.h"
 
 namespace normlab::ops {
@@ -91,6 +93,9 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b,
   const Shape batch_a(a.shape().begin(), a.shape().end() - 2);
   const Shape batch_b(b.shape().begin(), b.shape().end() - 2);
   Shape out_shape = batch_a;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  numel_of(out_shape, "matmul");  // so that m * n and the batch's products below fit
   GemmArgs g;
   g.trans_a = trans_a;
   g.trans_b = trans_b;
@@ -113,8 +118,7 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b,
     g.stride_b = kb * n;
     g.stride_c = m * n;
   }
-  out_shape.push_back(m);
-  out_shape.push_back(n);
+  check_gemm_size(g, a.shape(), b.shape(), "matmul");
   Tensor out;
   if (bias.defined()) {
     out = bias.expand(out_shape).clone();  // every row = bias (clone: a fresh tensor even when R = 1)
@@ -127,6 +131,13 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b,
 }
 
 }  // namespace
+
+void check_gemm_size(const GemmArgs& g, const Shape& a, const Shape& b, const char* op) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  NL_CHECK(g.m <= kMax && g.n <= kMax && g.k <= kMax && g.batch <= kMax, op,
+           "a {} by b {} is a GEMM of batch {}, M {}, N {}, K {}; BLAS takes sizes up to 2^31 - 1",
+           shape_str(a), shape_str(b), g.batch, g.m, g.n, g.k);
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   ProfileScope scope(OpFamily::Gemm);
@@ -168,6 +179,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
            ids.defined() ? dtype_name(ids.dtype()) : "undefined");
   Shape out_shape = ids.shape();
   out_shape.push_back(weight.size(1));
+  numel_of(out_shape, "embedding");
   Tensor out = Tensor::empty(out_shape, weight.dtype(), weight.device());
   // ids may come from the host (a batch); the kernel reads them on the weight's device.
   backend_of(weight).embedding_forward(weight.contiguous(), ids.to(weight.device()).contiguous(), out);

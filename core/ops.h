@@ -36,6 +36,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans
 // a (R, K) @ op(b) + bias, bias (N,) added to every row: the product accumulates (GEMM beta = 1)
 // onto rows that already hold the bias, so the bias costs no pass of its own (a linear layer).
 Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, bool trans_b);
+// BLAS and cuBLAS take 32-bit sizes: throws "[op] ... exceeds 2^31 - 1" naming both shapes when M,
+// N, K (they are also the leading dimensions) or the batch count would not fit.
+void check_gemm_size(const GemmArgs& g, const Shape& a, const Shape& b, const char* op);
 
 // Softmax over the last axis (causal: lower-triangular mask on (..., T, T)).
 Tensor softmax(const Tensor& x, bool causal);

@@ -7,10 +7,24 @@
 
 namespace normlab {
 
-int64_t numel_of(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+int64_t checked_mul(int64_t a, int64_t b, std::string_view op, std::string_view what) {
+  NL_CHECK(a >= 0 && b >= 0, op, "{} = {} * {}: a size cannot be negative", what, a, b);
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product))
+    fail(op, "{} = {} * {} overflows int64 (more than 2^63 - 1)", what, a, b);
+  return product;
+}
+
+int64_t numel_of(const Shape& shape, std::string_view op) {
+  int64_t nonzero = 1;
+  bool empty = false;
+  for (int64_t d : shape) {
+    NL_CHECK(d >= 0, op, "negative dimension in shape {}", shape_str(shape));
+    if (d == 0) empty = true;
+    else if (__builtin_mul_overflow(nonzero, d, &nonzero))
+      fail(op, "shape {} has more than 2^63 - 1 elements (int64 overflow)", shape_str(shape));
+  }
+  return empty ? 0 : nonzero;
 }
 
 Shape contiguous_strides(const Shape& shape) {
@@ -18,7 +32,7 @@ Shape contiguous_strides(const Shape& shape) {
   int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= shape[i];
+    s = checked_mul(s, shape[i], "shape", "stride");
   }
   return strides;
 }
@@ -38,6 +52,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
       fail(op, "cannot broadcast shapes {} and {}", shape_str(a), shape_str(b));
     out[i] = da == 1 ? db : da;
   }
+  numel_of(out, op);  // the broadcast result must be countable
   return out;
 }
 

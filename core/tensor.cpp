@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 
 #include "core/backend.h"
+#include "core/bytes.h"
 #include "core/random.h"
 
 namespace normlab {
@@ -26,14 +29,38 @@ Device parse_device(const std::string& text) {
   fail("device", "unknown device '{}' (expected cpu, cuda or cuda:N)", text);
 }
 
+namespace {
+
+// Bytes of a contiguous dtype tensor of `shape`; throws when that does not fit int64.
+size_t bytes_of(const Shape& shape, DType dtype) {
+  const int64_t n = numel_of(shape, "tensor");
+  const auto element = static_cast<int64_t>(dtype_size(dtype));
+  NL_CHECK(n <= std::numeric_limits<int64_t>::max() / element, "tensor",
+           "{} {} needs more than 2^63 - 1 bytes", dtype_name(dtype), shape_str(shape));
+  return static_cast<size_t>(n * element);
+}
+
+// Zero-size tensors still get a (tiny) storage so that defined() is true. A backend out of memory
+// is an error naming the tensor.
+std::shared_ptr<Storage> allocate_storage(size_t bytes, const Shape& shape, DType dtype, Device device) {
+  try {
+    return std::make_shared<Storage>(std::max<size_t>(bytes, 1), device);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(fmt::format("[tensor] out of memory allocating {} {} on {} ({}): {}", dtype_name(dtype),
+                                  shape_str(shape), device.str(), format_bytes(static_cast<double>(bytes)),
+                                  e.what()));
+  }
+}
+
+}  // namespace
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  for (int64_t d : shape) NL_CHECK(d >= 0, "tensor", "negative dimension in shape {}", shape_str(shape));
+  const size_t bytes = bytes_of(shape, dtype);
   Tensor t;
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = dtype;
-  // Zero-size tensors still get a (tiny) storage so that defined() is true.
-  t.storage_ = std::make_shared<Storage>(std::max<size_t>(t.nbytes(), 1), device);
+  t.storage_ = allocate_storage(bytes, shape, dtype, device);
   return t;
 }
 
@@ -47,33 +74,36 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device
   return t;
 }
 
-Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape, DType dtype) {
-  NL_CHECK(static_cast<int64_t>(values.size()) == numel_of(shape), "tensor",
-           "from_vector got {} values for shape {}", values.size(), shape_str(shape));
-  Tensor t = empty(shape, dtype);
+namespace {
+
+// A new host tensor whose elements, in row-major order, are value(0), value(1), ... (doubles
+// converted to dtype), written in place: no host-side copy of the whole tensor.
+template <typename F> Tensor generate(const Shape& shape, DType dtype, const char* op, F value) {
+  Tensor t = Tensor::empty(shape, dtype);
+  const int64_t n = t.numel();
+  auto write = [&](auto* p) {
+    using T = std::remove_pointer_t<decltype(p)>;
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(value(i));
+  };
   switch (dtype) {
-    case DType::F32: {
-      float* p = t.data<float>();
-      for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<float>(values[i]);
-      break;
-    }
-    case DType::F64: {
-      double* p = t.data<double>();
-      for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
-      break;
-    }
-    case DType::I32: {
-      int32_t* p = t.data<int32_t>();
-      for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<int32_t>(values[i]);
-      break;
-    }
-    default: fail("tensor", "from_vector does not support {}", dtype_name(dtype));
+    case DType::F32: write(t.data<float>()); break;
+    case DType::F64: write(t.data<double>()); break;
+    case DType::I32: write(t.data<int32_t>()); break;
+    default: fail(op, "does not support {}", dtype_name(dtype));
   }
   return t;
 }
 
+}  // namespace
+
+Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  NL_CHECK(static_cast<int64_t>(values.size()) == numel_of(shape, "tensor"), "tensor",
+           "from_vector got {} values for shape {}", values.size(), shape_str(shape));
+  return generate(shape, dtype, "from_vector", [&](int64_t i) { return values[static_cast<size_t>(i)]; });
+}
+
 Tensor Tensor::from_ints(const std::vector<int32_t>& values, const Shape& shape) {
-  NL_CHECK(static_cast<int64_t>(values.size()) == numel_of(shape), "tensor",
+  NL_CHECK(static_cast<int64_t>(values.size()) == numel_of(shape, "tensor"), "tensor",
            "from_ints got {} values for shape {}", values.size(), shape_str(shape));
   Tensor t = empty(shape, DType::I32);
   std::copy(values.begin(), values.end(), t.data<int32_t>());
@@ -81,15 +111,11 @@ Tensor Tensor::from_ints(const std::vector<int32_t>& values, const Shape& shape)
 }
 
 Tensor Tensor::randn(const Shape& shape, Generator& gen, double mean, double std, DType dtype) {
-  std::vector<double> v(static_cast<size_t>(numel_of(shape)));
-  for (double& x : v) x = mean + std * gen.normal();
-  return from_vector(v, shape, dtype);
+  return generate(shape, dtype, "randn", [&](int64_t) { return mean + std * gen.normal(); });
 }
 
 Tensor Tensor::uniform(const Shape& shape, Generator& gen, double low, double high, DType dtype) {
-  std::vector<double> v(static_cast<size_t>(numel_of(shape)));
-  for (double& x : v) x = low + (high - low) * gen.uniform();
-  return from_vector(v, shape, dtype);
+  return generate(shape, dtype, "uniform", [&](int64_t) { return low + (high - low) * gen.uniform(); });
 }
 
 int64_t Tensor::size(int axis) const { return shape_[normalize_axis(axis, dim(), "tensor.size")]; }
@@ -123,23 +149,23 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::reshape(const Shape& shape) const {
   check_defined(*this, "reshape");
-  Shape target = shape;
+  Shape target = shape, known_dims;
   int infer = -1;
-  int64_t known = 1;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == -1) {
       NL_CHECK(infer < 0, "reshape", "more than one -1 in {}", shape_str(shape));
       infer = static_cast<int>(i);
     } else {
-      known *= target[i];
+      known_dims.push_back(target[i]);
     }
   }
+  const int64_t known = numel_of(known_dims, "reshape");
   if (infer >= 0) {
     NL_CHECK(known > 0 && numel() % known == 0, "reshape", "cannot reshape {} into {}",
              shape_str(shape_), shape_str(shape));
     target[infer] = numel() / known;
   }
-  NL_CHECK(numel_of(target) == numel(), "reshape", "cannot reshape {} ({} elements) into {}",
+  NL_CHECK(numel_of(target, "reshape") == numel(), "reshape", "cannot reshape {} ({} elements) into {}",
            shape_str(shape_), numel(), shape_str(shape));
   Tensor out = contiguous();
   out.shape_ = target;
@@ -160,6 +186,7 @@ Tensor Tensor::expand(const Shape& shape) const {
   check_defined(*this, "expand");
   const int nd = static_cast<int>(shape.size()), off = nd - dim();
   NL_CHECK(off >= 0, "expand", "cannot expand {} to {}", shape_str(shape_), shape_str(shape));
+  numel_of(shape, "expand");  // a view too must have a countable number of elements
   Tensor out = *this;
   out.shape_ = shape;
   out.strides_.assign(shape.size(), 0);

@@ -39,6 +39,8 @@ struct Batch {
   Tensor inputs;   // (B, T) int32
   Tensor targets;  // (B, T) int32; -1 = ignored position
 };
+// Uninitialised inputs and targets of (batch, context); throws "[op] batch * context = ... overflows".
+Batch empty_batch(int64_t batch, int64_t context, const char* op);
 
 // A source of batches. sample() draws from `gen` only, so restoring gen's state resumes the stream.
 class Dataset {

@@ -4,11 +4,38 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/bytes.h"
 #include "core/error.h"
 #include "data/dataset.h"
 #include "data/utf8.h"
 
 namespace normlab {
+
+namespace {
+
+// A UTF-8 text file's dataset. Running out of memory (the tokens take four bytes per character)
+// is an error naming the file and its size.
+std::unique_ptr<Dataset> load_text_file(const std::string& path, const DataConfig& config) {
+  try {
+    std::ifstream in(path, std::ios::binary);
+    NL_CHECK(in.good(), "data", "cannot open data file '{}'", path);
+    std::ostringstream raw;
+    raw << in.rdbuf();
+    const std::string text = raw.str();
+    const int64_t bad = utf8::first_invalid(text);
+    NL_CHECK(bad < 0, "data", "data file '{}' is not valid UTF-8 (first bad byte 0x{:02X} at byte offset {})",
+             path, bad < 0 ? 0 : static_cast<unsigned char>(text[bad]), bad);
+    return make_text_dataset(text, config.tokenizer, config.val_fraction, "'" + path + "'");
+  } catch (const std::bad_alloc&) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    throw OutOfMemory(fmt::format("[data] out of memory loading data file '{}' ({}; its tokens alone take "
+                                  "four bytes per character)",
+                                  path, ec ? std::string("size unknown") : format_bytes(static_cast<double>(bytes))));
+  }
+}
+
+}  // namespace
 
 std::unique_ptr<Dataset> make_dataset(const DataConfig& config) {
   if (config.source == "copy") return make_copy_task(config.copy_length, config.copy_vocab);
@@ -21,15 +48,7 @@ std::unique_ptr<Dataset> make_dataset(const DataConfig& config) {
   NL_CHECK(std::filesystem::is_regular_file(path, ec), "data",
            "data source '{}' is not a file (expected \"default\", \"copy\" or a path to a UTF-8 text file)",
            path);
-  std::ifstream in(path, std::ios::binary);
-  NL_CHECK(in.good(), "data", "cannot open data file '{}'", path);
-  std::ostringstream raw;
-  raw << in.rdbuf();
-  const std::string text = raw.str();
-  const int64_t bad = utf8::first_invalid(text);
-  NL_CHECK(bad < 0, "data", "data file '{}' is not valid UTF-8 (first bad byte 0x{:02X} at byte offset {})",
-           path, bad < 0 ? 0 : static_cast<unsigned char>(text[bad]), bad);
-  return make_text_dataset(text, config.tokenizer, config.val_fraction, "'" + path + "'");
+  return load_text_file(path, config);
 }
 
 }  // namespace normlab

@@ -23,10 +23,13 @@ class TextDataset final : public Dataset {
              batch, context);
     const std::vector<int32_t>& split = validation ? val_ : train_;
     const int64_t n = static_cast<int64_t>(split.size());
-    NL_CHECK(n >= context + 1, "data",
+    NL_CHECK(n > context, "data",
              "the {} split of {} has {} tokens, fewer than context + 1 = {} (train {} tokens, val {})",
-             validation ? "validation" : "training", source_, n, context + 1, train_.size(), val_.size());
-    std::vector<int32_t> inputs(batch * context), targets(batch * context);
+             validation ? "validation" : "training", source_, n, static_cast<uint64_t>(context) + 1,
+             train_.size(), val_.size());
+    Batch out = empty_batch(batch, context, "data");
+    int32_t* inputs = out.inputs.data<int32_t>();
+    int32_t* targets = out.targets.data<int32_t>();
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t start = static_cast<int64_t>(gen.below(static_cast<uint64_t>(n - context)));
       for (int64_t t = 0; t < context; ++t) {
@@ -34,7 +37,7 @@ class TextDataset final : public Dataset {
         targets[b * context + t] = split[start + t + 1];
       }
     }
-    return {Tensor::from_ints(inputs, {batch, context}), Tensor::from_ints(targets, {batch, context})};
+    return out;
   }
 
  private:
@@ -44,6 +47,11 @@ class TextDataset final : public Dataset {
 };
 
 }  // namespace
+
+Batch empty_batch(int64_t batch, int64_t context, const char* op) {
+  checked_mul(batch, context, op, "batch * context");
+  return {Tensor::empty({batch, context}, DType::I32), Tensor::empty({batch, context}, DType::I32)};
+}
 
 std::unique_ptr<Dataset> make_text_dataset(const std::string& text, const std::string& tokenizer_kind,
                                            double val_fraction, const std::string& source) {

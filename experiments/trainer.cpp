@@ -16,6 +16,7 @@
 #include "experiments/checkpoint.h"
 #include "experiments/config.h"
 #include "experiments/grad_stats.h"
+#include "experiments/memory_estimate.h"
 #include "experiments/run_dir.h"
 #include "nn/transformer.h"
 #include "optim/schedule.h"
@@ -70,6 +71,9 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
 
   std::unique_ptr<Dataset> data = make_dataset(c.data);
   c.model.vocab_size = data->vocab_size();
+  const int64_t tokens_per_step = checked_mul(c.train.batch_size, c.train.context, "train",
+                                             "train.batch_size * train.context");
+  check_training_memory(c, options.quiet);  // before anything big is allocated
   TransformerLM model(c.model);
   // train.device: the model is built (and initialised) on the host, then moved; batches follow it.
   const Device device = parse_device(c.train.device);
@@ -103,7 +107,6 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
   MetricsWriter metrics(dir / run_files::kMetrics, keep_logs_through);
   GradNormWriter grad_log(dir / run_files::kGradNorms, keep_logs_through);
   const bool tty = !options.quiet && isatty(STDERR_FILENO);
-  const int64_t tokens_per_step = c.train.batch_size * c.train.context;
   const int64_t end_step = options.stop_after >= 0 ? std::min(c.train.steps, start_step + options.stop_after)
                                                    : c.train.steps;
   result.status = "completed";
@@ -180,7 +183,7 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
       train_seconds += dt;
       ++timed_steps;
     }
-    tokens_per_second = timed_steps > 0 ? static_cast<double>(tokens_per_step * timed_steps) / train_seconds
+    tokens_per_second = timed_steps > 0 ? static_cast<double>(tokens_per_step) * static_cast<double>(timed_steps) / train_seconds
                                         : static_cast<double>(tokens_per_step) / dt;
     const bool last = step + 1 == c.train.steps;
     nlohmann::json row = {{"step", step}, {"train_loss", loss_value}, {"lr", lr},

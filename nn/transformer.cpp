@@ -5,6 +5,7 @@
 #include "nn/transformer.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "autograd/ops.h"
@@ -32,6 +33,8 @@ class BlockList : public Module {
 
 void validate(const ModelConfig& c) {
   NL_CHECK(c.vocab_size > 0, "model", "vocab_size must be > 0, got {}", c.vocab_size);
+  NL_CHECK(c.vocab_size <= std::numeric_limits<int32_t>::max(), "model",
+           "vocab_size must be <= 2^31 - 1 (token ids are int32), got {}", c.vocab_size);
   NL_CHECK(c.d_model > 0, "model", "d_model must be > 0, got {}", c.d_model);
   NL_CHECK(c.n_heads > 0, "model", "n_heads must be > 0, got {}", c.n_heads);
   NL_CHECK(c.n_layers > 0, "model", "n_layers must be > 0, got {}", c.n_layers);
@@ -39,6 +42,11 @@ void validate(const ModelConfig& c) {
   NL_CHECK(c.context_length > 0, "model", "context_length must be > 0, got {}", c.context_length);
   NL_CHECK(c.d_model % c.n_heads == 0, "model", "d_model ({}) must be divisible by n_heads ({})",
            c.d_model, c.n_heads);
+  // The parameter matrices' sizes (their bytes are checked where they are allocated).
+  checked_mul(c.vocab_size, c.d_model, "model", "vocab_size * d_model");
+  checked_mul(c.context_length, c.d_model, "model", "context_length * d_model");
+  checked_mul(c.d_model, c.d_model, "model", "d_model * d_model");
+  checked_mul(c.d_model, c.d_ff, "model", "d_model * d_ff");
   NL_CHECK(c.dropout >= 0.0 && c.dropout < 1.0, "model", "dropout must be in [0, 1), got {}", c.dropout);
   parameter_dtype(c);  // throws on an unknown dtype
   const auto& norms = norm_type_names();

@@ -37,10 +37,12 @@ Tensor shared_left_matmul(const Tensor& s, const Tensor& x, bool trans_s, bool t
   args.batch = matrix == 0 ? 0 : x.numel() / matrix;
   args.stride_a = 0;
   args.stride_b = matrix;
-  args.stride_c = args.m * args.n;
   Shape out_shape = x.shape();
   out_shape[out_shape.size() - 2] = args.m;
   out_shape[out_shape.size() - 1] = args.n;
+  numel_of(out_shape, "matmul");  // before m * n below
+  args.stride_c = args.m * args.n;
+  ops::check_gemm_size(args, s.shape(), x.shape(), "matmul");
   Tensor c = Tensor::empty(out_shape, x.dtype(), x.device());
   backend_for(x.device()).gemm(args, s.contiguous(), x.contiguous(), c);
   return c;

@@ -16,8 +16,8 @@ class HostBlockCache {
  public:
   explicit HostBlockCache(size_t limit_bytes) : limit_(limit_bytes) {}
   ~HostBlockCache() { trim(); }
-  void* allocate(size_t bytes);
-  void release(void* ptr, size_t bytes);
+  void* allocate(size_t bytes);  // throws OutOfMemory when the system refuses (after a trim)
+  void release(void* ptr, size_t bytes) noexcept;
   size_t trim();  // frees every cached block; returns the bytes freed
   size_t cached_bytes() const { return cached_; }
   size_t in_use_bytes() const { return in_use_; }    // handed out and not yet released
@@ -25,6 +25,7 @@ class HostBlockCache {
   void reset_peak() { peak_ = in_use_; }
 
  private:
+  void count_in_use(size_t size);  // with mutex_ held
   std::mutex mutex_;
   std::unordered_map<size_t, std::vector<void*>> free_;  // rounded size -> blocks
   size_t cached_ = 0;

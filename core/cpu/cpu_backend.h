@@ -12,7 +12,7 @@ class CpuBackend final : public Backend {
   Device device() const override { return Device::cpu(); }
 
   void* allocate(size_t bytes) override;
-  void deallocate(void* ptr, size_t bytes) override;
+  void deallocate(void* ptr, size_t bytes) noexcept override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
   void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
 

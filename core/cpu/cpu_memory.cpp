@@ -18,7 +18,7 @@ static HostBlockCache& host_cache() {
 }
 
 void* CpuBackend::allocate(size_t bytes) { return host_cache().allocate(bytes); }
-void CpuBackend::deallocate(void* ptr, size_t bytes) { host_cache().release(ptr, bytes); }
+void CpuBackend::deallocate(void* ptr, size_t bytes) noexcept { host_cache().release(ptr, bytes); }
 
 HostMemoryStats host_memory_stats() {
   const HostBlockCache& c = host_cache();

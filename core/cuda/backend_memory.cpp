@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <new>
 
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/kernels.h"
@@ -89,20 +90,30 @@ void* CudaBackend::allocate(size_t bytes) {
     err = cudaMalloc(&ptr, size);
     if (err != cudaSuccess) {
       cudaGetLastError();
-      fail("cuda", "cudaMalloc of {} bytes failed: {} (after releasing {} cached bytes)", size, cudaGetErrorString(err),
-           released);
+      throw OutOfMemory(fmt::format("[cuda] cudaMalloc of {} bytes failed: {} (after releasing {} cached bytes)",
+                                    size, cudaGetErrorString(err), released));
     }
   }
   cuda_check(err, "cudaMalloc");
   return ptr;
 }
 
-void CudaBackend::deallocate(void* ptr, size_t bytes) {
+// Caching the block needs a free-list slot, which may need host memory: when there is none, the
+// block goes back to the driver instead (this runs in destructors, and must not throw).
+void CudaBackend::deallocate(void* ptr, size_t bytes) noexcept {
   if (ptr == nullptr) return;
   const size_t size = size_class(bytes);
-  std::lock_guard<std::mutex> lock(mutex_);
-  free_blocks_[size].push_back(ptr);
-  cached_bytes_ += size;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      free_blocks_[size].push_back(ptr);
+      cached_bytes_ += size;
+      return;
+    } catch (const std::bad_alloc&) {
+    }
+  }
+  cudaFree(ptr);
+  cudaGetLastError();
 }
 
 size_t CudaBackend::trim_cache() {

@@ -26,7 +26,7 @@ class CudaBackend final : public Backend {
   // Blocks are rounded up to a size class (at most 25% slack) and kept in per-class free lists
   // when released; trim_cache() returns the unused ones to the driver.
   void* allocate(size_t bytes) override;
-  void deallocate(void* ptr, size_t bytes) override;
+  void deallocate(void* ptr, size_t bytes) noexcept override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
   void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
   size_t trim_cache();  // bytes released

@@ -1,0 +1,223 @@
+#include "experiments/memory_estimate.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/bytes.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "nn/block.h"
+
+namespace normlab {
+
+namespace {
+
+// Norm layers inside one block, by placement (nn/block.h): sandwich has four, none has none.
+double norms_per_block(const std::string& placement) {
+  if (placement == "sandwich") return 4;
+  if (placement == "none") return 0;
+  return 2;  // post, pre, deepnorm
+}
+
+bool gated_ffn(const ModelConfig& m) { return m.ffn_type == "swiglu" || m.ffn_type == "geglu"; }
+
+// Elements of the parameters: embeddings, per block 4 C x C attention matrices and the FFN's two
+// or three C x F matrices (with biases when model.bias), per norm a weight (and a bias for the
+// norms that have one), the final norm, and an untied head.
+double parameter_elements(const ModelConfig& m) {
+  const double C = static_cast<double>(m.d_model), F = static_cast<double>(m.d_ff);
+  const double V = static_cast<double>(m.vocab_size), L = static_cast<double>(m.n_layers);
+  const double ffn_mats = gated_ffn(m) ? 3 : 2;
+  double block = 4 * C * C + ffn_mats * C * F;
+  if (m.bias) block += 4 * C + (ffn_mats - 1) * F + C;
+  const bool norm_bias = m.bias && m.norm_type != "rmsnorm" && m.norm_type != "rmsnorm_unit_offset";
+  const double per_norm = m.norm_type == "none" ? 0 : (norm_bias ? 2 * C : C);
+  block += norms_per_block(m.norm_placement) * per_norm;
+  double total = V * C + static_cast<double>(m.context_length) * C + L * block;
+  if (placement_has_final_norm(m.norm_placement)) total += per_norm;
+  if (!m.tie_embeddings) total += V * C;
+  return total;
+}
+
+// Elements the tape keeps alive at the end of the forward pass (every op output is kept by its
+// node until backward reaches it), with N = B T tokens, per block:
+//   attention: q, k, v (3 NC), their head-split copies (3 NC), scores, scaled scores and
+//   probabilities (3 B H T^2), the weighted values, their merged copy and the output (3 NC);
+//   FFN: hidden and activation (2 NF; gated: both branches and their product, 4 NF), output (NC);
+//   two residual sums (2 NC); each norm's output (NC) and statistics (2 N, GroupNorm 2 N G);
+//   deepnorm's scaled inputs (2 NC); with dropout, the two sites' masks and outputs (4 NC).
+// Plus the embeddings (2 NC + T C), the final norm, the logits (N V) and their gradient (N V,
+// created by the loss's backward while everything above is still alive), and backward's working
+// set inside a block: the incoming gradient and its result for the largest tensors there (the
+// attention scores or the FFN's hidden layer) and for two (B, T, C) ones.
+double activation_elements(const RunConfig& c) {
+  const ModelConfig& m = c.model;
+  const double B = static_cast<double>(c.train.batch_size), T = static_cast<double>(c.train.context);
+  const double N = B * T, C = static_cast<double>(m.d_model), F = static_cast<double>(m.d_ff);
+  const double H = static_cast<double>(m.n_heads), V = static_cast<double>(m.vocab_size);
+  const bool dropout = m.dropout > 0;
+  const double stats = 2 * N * (m.norm_type == "groupnorm" ? static_cast<double>(m.norm_groups) : 1);
+  const double per_norm = m.norm_type == "none" ? 0 : N * C + stats;
+  double block = 9 * N * C + 3 * B * H * T * T;
+  block += (gated_ffn(m) ? 4 : 2) * N * F + N * C;
+  block += 2 * N * C + norms_per_block(m.norm_placement) * per_norm;
+  if (m.norm_placement == "deepnorm") block += 2 * N * C;
+  if (dropout) block += 4 * N * C;
+  double total = static_cast<double>(m.n_layers) * block;
+  total += 2 * N * C + T * C + (dropout ? 2 * N * C : 0);
+  if (placement_has_final_norm(m.norm_placement)) total += per_norm;
+  const double backward = 2 * std::max(B * H * T * T, N * F) + 2 * N * C;
+  return total + 2 * N * V + backward;
+}
+
+// Optimizer state per parameter element: Adam, AdamW and RAdam keep m and v; SGD a momentum
+// buffer when momentum > 0.
+double optimizer_slots(const OptimConfig& o) {
+  if (o.name == "sgd") return o.momentum > 0 ? 1 : 0;
+  return 2;
+}
+
+double element_bytes(const ModelConfig& m) { return m.dtype == "float64" ? 8 : 4; }
+
+}  // namespace
+
+MemoryEstimate estimate_training_memory(const RunConfig& config) {
+  const double bytes = element_bytes(config.model);
+  MemoryEstimate e;
+  e.parameters = parameter_elements(config.model) * bytes;
+  e.gradients = e.parameters;
+  e.optimizer = optimizer_slots(config.optim) * e.parameters;
+  e.activations = activation_elements(config) * bytes;
+  return e;
+}
+
+namespace {
+
+// The first number in a file such as memory.max ("max" and unreadable files give nullopt).
+std::optional<double> read_number(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  double value = 0;
+  if (!(in >> value)) return std::nullopt;
+  return value;
+}
+
+// The number after `key` on its line of a "key value" file: /proc/meminfo's "MemAvailable:  123 kB"
+// (in kB), memory.stat's "inactive_file 456" (in bytes).
+std::optional<double> read_field(const std::filesystem::path& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line, name;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    double value = 0;
+    if (fields >> name >> value && (name == key || name == key + ":")) return value;
+  }
+  return std::nullopt;
+}
+
+// A cgroup version's file names. Usage counts the page cache, of which the inactive files are
+// reclaimable: they count as available, as in `docker stats`.
+struct CgroupFiles {
+  const char *limit, *usage, *inactive;
+};
+constexpr CgroupFiles kCgroupV2{"memory.max", "memory.current", "inactive_file"};
+constexpr CgroupFiles kCgroupV1{"memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"};
+
+// The tightest limit - (usage - inactive files) over a cgroup directory and its ancestors up to `root`.
+std::optional<double> cgroup_headroom(const std::filesystem::path& root, const std::string& group,
+                                      const CgroupFiles& files) {
+  std::optional<double> best;
+  for (std::filesystem::path dir = root / std::filesystem::path(group).relative_path();;
+       dir = dir.parent_path()) {
+    const auto limit = read_number(dir / files.limit), usage = read_number(dir / files.usage);
+    if (limit && usage && *limit < 1e18) {
+      const double room = *limit - (*usage - read_field(dir / "memory.stat", files.inactive).value_or(0));
+      best = std::min(best.value_or(room), room);
+    }
+    if (dir == root || dir.parent_path() == dir) break;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<double> cgroup_memory_headroom(const std::filesystem::path& proc_cgroup,
+                                             const std::filesystem::path& mount) {
+  std::ifstream in(proc_cgroup);
+  std::string line;
+  std::optional<double> best;
+  while (std::getline(in, line)) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), group = line.substr(b + 1);
+    std::optional<double> room;
+    if (line.rfind("0::", 0) == 0) room = cgroup_headroom(mount, group, kCgroupV2);
+    else if (("," + controllers + ",").find(",memory,") != std::string::npos)
+      room = cgroup_headroom(mount / "memory", group, kCgroupV1);
+    if (room) best = std::min(best.value_or(*room), *room);
+  }
+  return best;
+}
+
+namespace {
+
+// RLIMIT_AS (ulimit -v) minus the address space already mapped.
+std::optional<double> address_space_headroom() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  const auto mapped_kib = read_field("/proc/self/status", "VmSize");
+  if (!mapped_kib) return std::nullopt;
+  return static_cast<double>(limit.rlim_cur) - *mapped_kib * 1024.0;
+}
+
+bool skip_requested() {
+  const char* v = std::getenv("NORMLAB_SKIP_MEMORY_CHECK");
+  return v != nullptr && std::string(v) != "" && std::string(v) != "0";
+}
+
+}  // namespace
+
+std::optional<AvailableMemory> available_host_memory() {
+  std::optional<AvailableMemory> best;
+  const auto consider = [&](std::optional<double> bytes, const char* source) {
+    if (bytes && (!best || *bytes < best->bytes)) best = AvailableMemory{std::max(*bytes, 0.0), source};
+  };
+  const auto mem_available_kib = read_field("/proc/meminfo", "MemAvailable");
+  consider(mem_available_kib ? std::optional<double>(*mem_available_kib * 1024.0) : std::nullopt, "MemAvailable");
+  consider(cgroup_memory_headroom(), "cgroup memory limit");
+  consider(address_space_headroom(), "ulimit -v");
+  return best;
+}
+
+std::string describe_memory(const MemoryEstimate& e, const RunConfig& config,
+                            const std::optional<AvailableMemory>& available) {
+  std::string line = fmt::format(
+      "memory estimate: params {}, grads {}, optimizer {} ({}), activations {} = {}; ",
+      format_bytes(e.parameters), format_bytes(e.gradients), format_bytes(e.optimizer), config.optim.name,
+      format_bytes(e.activations), format_bytes(e.total()));
+  if (parse_device(config.train.device).kind != DeviceKind::CPU)
+    return line + fmt::format("not checked against {} memory", config.train.device);
+  if (!available) return line + "available memory unknown";
+  return line + fmt::format("available {} ({})", format_bytes(available->bytes), available->source);
+}
+
+void check_training_memory(const RunConfig& config, bool quiet) {
+  const MemoryEstimate e = estimate_training_memory(config);
+  const bool cpu = parse_device(config.train.device).kind == DeviceKind::CPU;
+  const std::optional<AvailableMemory> available = cpu ? available_host_memory() : std::nullopt;
+  if (!quiet) fmt::print(stderr, "{}\n", describe_memory(e, config, available));
+  if (!available || e.total() <= available->bytes) return;
+  const std::string problem = fmt::format("memory estimate {} exceeds the {} available ({})",
+                                          format_bytes(e.total()), format_bytes(available->bytes),
+                                          available->source);
+  if (!skip_requested())
+    fail("train", "{}: lower train.batch_size, train.context or the model's size, or set "
+         "NORMLAB_SKIP_MEMORY_CHECK=1 to try anyway", problem);
+  if (!quiet) fmt::print(stderr, "warning: {}; NORMLAB_SKIP_MEMORY_CHECK is set: going on\n", problem);
+}
+
+}  // namespace normlab
