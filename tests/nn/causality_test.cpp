@@ -102,14 +102,11 @@ void expect_causal(const ModelConfig& c) {
 }
 
 TEST(Causality, EveryPlacementNormAndFfn) {
-  int variant = 0;
-  for (const std::string& placement : placement_names())
-    for (const char* norm : {"layernorm", "rmsnorm", "rmsnorm_unit_offset", "groupnorm", "batchnorm", "none"})
-      for (const char* ffn : {"relu", "gelu", "swiglu", "geglu"}) {
-        const bool tied = variant++ % 2 == 0;
-        SCOPED_TRACE(placement + " " + norm + " " + ffn + (tied ? " tied" : " untied"));
-        expect_causal(small_config(placement, norm, ffn, tied));
-      }
+  for (const ModelConfig& c : testing::model_variants(
+           {"layernorm", "rmsnorm", "rmsnorm_unit_offset", "groupnorm", "batchnorm", "none"})) {
+    SCOPED_TRACE(testing::describe(c));
+    expect_causal(c);
+  }
 }
 
 TEST(Causality, PresetsInFloat32AndFloat64) {

@@ -62,17 +62,11 @@ void expect_model_matches_reference(ModelConfig c, bool training = true) {
 }
 
 TEST(ReferenceModel, EveryPlacementNormAndFfnMatchesTheFormulas) {
-  int variant = 0;
-  for (const std::string& placement : placement_names())
-    for (const char* norm : {"layernorm", "rmsnorm", "rmsnorm_unit_offset", "groupnorm", "none"})
-      for (const char* ffn : {"relu", "gelu", "swiglu", "geglu"}) {
-        ModelConfig c = small_config(placement, norm, ffn, /*tied=*/variant % 2 == 0);
-        c.bias = variant % 3 != 0;
-        c.seed = static_cast<uint64_t>(variant++);
-        SCOPED_TRACE(placement + " " + norm + " " + ffn + (c.tie_embeddings ? " tied" : " untied") +
-                     (c.bias ? " bias" : " no bias"));
-        expect_model_matches_reference(c);
-      }
+  for (const ModelConfig& c :
+       testing::model_variants({"layernorm", "rmsnorm", "rmsnorm_unit_offset", "groupnorm", "none"})) {
+    SCOPED_TRACE(testing::describe(c));
+    expect_model_matches_reference(c);
+  }
 }
 
 TEST(ReferenceModel, PresetsMatchTheFormulas) {
