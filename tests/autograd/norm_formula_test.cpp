@@ -166,7 +166,8 @@ TEST(NormFormula, GroupNormWithOneGroupAndLayerNormBothMatchTheFormula) {
 // The same argument bounds each gradient relative to its largest element (|dx| ~ rstd, up to
 // 100): 2e-6. Measured worst: y 4e-7, gradients 1.5e-7 relative.
 // A one-pass float32 variance E[x^2] - E[x]^2 rounds x^2 ~ 1e8 to multiples of 8, so the variance
-// (1e-4 .. 1) is lost entirely; even a one-pass variance in double is off by ~1e-4 at std 1e-2.
+// (1e-4 .. 1) is lost entirely (measured: y off by 0.47). (A one-pass variance in double is exact
+// on these rows, whose mean is exact: the float64 test below catches that one.)
 std::vector<Tensor> rows_with_mean_1e4(int64_t C) {
   Generator gen(21);
   std::vector<float> x;
@@ -188,13 +189,32 @@ std::vector<Tensor> rows_with_mean_1e4(int64_t C) {
   return in;
 }
 
-TEST(NormFormula, Float32LayerNormOfRowsWithMean1e4MatchesTheFormula) {
-  const int64_t C = 64;
-  const Formula layer = [C](const std::vector<nf::Vec>& in) {
-    return nf::forward(spec(nf::Kind::Layer, 1e-5L), in[0], C, in[1], in[2]);
+const Formula& layer_norm_formula_64() {
+  static const Formula f = [](const std::vector<nf::Vec>& in) {
+    return nf::forward(spec(nf::Kind::Layer, 1e-5L), in[0], 64, in[1], in[2]);
   };
-  expect_matches_formula([](const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2], 1e-5); },
-                         rows_with_mean_1e4(C), layer, Tolerance{1e-5, 2e-6});
+  return f;
+}
+
+Var layer_norm_of(const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2], 1e-5); }
+
+TEST(NormFormula, Float32LayerNormOfRowsWithMean1e4MatchesTheFormula) {
+  expect_matches_formula(layer_norm_of, rows_with_mean_1e4(64), layer_norm_formula_64(), Tolerance{1e-5, 2e-6});
+}
+
+// float64 rows of mean 1e6 with noise of std 1e-2 .. 1. The stored mean is off by at most half an
+// ulp of 1e6 (6e-11), which moves xhat by 6e-9 at std 1e-2; the rest rounds at 1e-16: y_abs =
+// 1e-7, gradients 1e-6 relative (the long-double differences at rstd = 100 are good to ~1e-8).
+// Measured worst: y 6e-9, gradients 1e-8 relative. A one-pass variance in double rounds
+// E[x^2] ~ 1e12 to ~1e-4, the size of the variance itself at std 1e-2.
+TEST(NormFormula, Float64LayerNormOfRowsWithMean1e6MatchesTheFormula) {
+  Generator gen(22);
+  std::vector<double> x;
+  for (double noise_std : {1e-2, 1e-1, 1.0})
+    for (int64_t j = 0; j < 3 * 64; ++j) x.push_back(1e6 + noise_std * gen.normal());
+  std::vector<Tensor> in = make_inputs({9, 64}, 2);
+  in[0] = Tensor::from_vector(x, {9, 64}, DType::F64);
+  expect_matches_formula(layer_norm_of, in, layer_norm_formula_64(), Tolerance{1e-7, 1e-6});
 }
 
 }  // namespace
