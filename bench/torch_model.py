@@ -29,11 +29,12 @@ except ImportError:  # pragma: no cover - Debian 11's Python 3.9
 DEFAULTS = {
     "model": dict(vocab_size=256, d_model=128, n_heads=4, n_layers=4, d_ff=512, context_length=64,
                   norm_type="layernorm", norm_eps=1e-5, norm_groups=4, norm_placement="pre",
-                  ffn_type="gelu", bias=True, dropout=0.0, tie_embeddings=True, init="xavier", seed=0,
+                  ffn_type="gelu", bias=True, dropout=0.0, tie_embeddings=True, embedding_scale="none",
+                  init="xavier", seed=0,
                   dtype="float32"),
     "optim": dict(name="adamw", lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, momentum=0.0,
                   weight_decay=0.0, decay_norms_and_biases=False, decay_embeddings=False, grad_clip=0.0),
-    "schedule": dict(kind="constant", warmup_steps=0, min_lr=0.0),
+    "schedule": dict(kind="constant", warmup_steps=0, decay_every=1, min_lr=0.0),
     "data": dict(source="default", tokenizer="char", val_fraction=0.1, copy_length=16, copy_vocab=64),
     "train": dict(name="run", out_dir="runs", steps=2000, batch_size=12, context=64, seed=1, threads=0,
                   device="cpu"),
@@ -84,6 +85,8 @@ def load_config(path=None, overrides=(), text=None):
                                bias=bias, tie_embeddings=tie)
         if preset == "gpt2":
             config["model"]["init"] = "gpt2"
+        if preset == "gemma":
+            config["model"]["embedding_scale"] = "sqrt_d"
     for section, values in given.items():
         config.setdefault(section, {}).update(values)
     return config
@@ -97,7 +100,9 @@ def learning_rate(schedule, lr_max, step, total_steps):
     if kind == "constant":
         return lr_max
     if kind == "inverse_sqrt":
-        return lr_max * math.sqrt(max(warmup, 1) / (step + 1))
+        every = schedule["decay_every"]
+        warmup_epochs = max(1.0, max(warmup, 1) / every)
+        return lr_max * min(1.0, math.sqrt(warmup_epochs / (step // every + 1)))
     progress = min(max((step - warmup) / (total_steps - warmup), 0.0), 1.0)
     min_lr = schedule["min_lr"]
     if kind == "linear":
@@ -232,7 +237,10 @@ class TransformerLM(nn.Module):
 
     def forward(self, ids):
         t = ids.shape[1]
-        x = self.tok_emb(ids) + self.pos_emb(torch.arange(t, device=ids.device))
+        tokens = self.tok_emb(ids)
+        if self.m["embedding_scale"] == "sqrt_d":
+            tokens = tokens * math.sqrt(self.m["d_model"])
+        x = tokens + self.pos_emb(torch.arange(t, device=ids.device))
         x = F.dropout(x, self.m["dropout"], self.training)
         for block in self.blocks:
             x = block(x)
@@ -256,7 +264,9 @@ def initialize(model, m, seed=None):
             gain = name.endswith(".weight") and m["norm_type"] != "rmsnorm_unit_offset"
             p.fill_(1.0 if gain else 0.0)
             continue
-        if m["init"] == "xavier":
+        if m["init"] == "xavier" and name == "tok_emb.weight" and m["embedding_scale"] == "sqrt_d":
+            std = m["d_model"] ** -0.5
+        elif m["init"] == "xavier":
             std = math.sqrt(2.0 / (p.shape[0] + p.shape[1]))
         else:
             residual_out = name.endswith("attn.o.weight") or name.endswith("ffn.w2.weight")

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/error.h"
+
 namespace normlab {
 
 static uint64_t splitmix64(uint64_t& x) {
@@ -65,7 +67,17 @@ std::array<uint64_t, 6> Generator::state() const {
   return {s_[0], s_[1], s_[2], s_[3], has_spare_ ? 1u : 0u, spare_bits};
 }
 
+bool Generator::is_valid_state(const std::array<uint64_t, 6>& state) {
+  double spare = 0.0;
+  std::memcpy(&spare, &state[5], sizeof spare);
+  const bool words_ok = (state[0] | state[1] | state[2] | state[3]) != 0;
+  return words_ok && state[4] <= 1 && (state[4] == 0 || std::isfinite(spare));
+}
+
 void Generator::set_state(const std::array<uint64_t, 6>& state) {
+  NL_CHECK(is_valid_state(state), "random",
+           "invalid generator state (all-zero xoshiro words, a has-spare flag other than 0/1, or a "
+           "non-finite spare normal)");
   for (int i = 0; i < 4; ++i) s_[i] = state[i];
   has_spare_ = state[4] != 0;
   std::memcpy(&spare_, &state[5], sizeof spare_);

@@ -15,9 +15,14 @@ class Generator {
   double uniform();                  // [0, 1)
   double normal();                   // N(0, 1)
   uint64_t below(uint64_t n);        // uniform integer in [0, n)
-  // The full state, for checkpoints (resuming reproduces the stream exactly).
+  // The full state, for checkpoints (resuming reproduces the stream exactly): the four xoshiro
+  // words, a has-spare flag (0 or 1) and the spare normal's bits.
   std::array<uint64_t, 6> state() const;
+  // Throws unless is_valid_state(state): an all-zero xoshiro state would yield 0 forever (and
+  // normal() and below() would never return).
   void set_state(const std::array<uint64_t, 6>& state);
+  // The four words are not all zero, the flag is 0 or 1, and a spare normal is finite.
+  static bool is_valid_state(const std::array<uint64_t, 6>& state);
 
  private:
   std::array<uint64_t, 4> s_{};

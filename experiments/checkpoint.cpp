@@ -1,92 +1,218 @@
 #include "experiments/checkpoint.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "experiments/atomic_file.h"
+#include "experiments/checkpoint_format.h"
+#include "experiments/fault_injection.h"
 #include "experiments/safetensors.h"
 
 namespace fs = std::filesystem;
 
 namespace normlab {
-
 namespace {
 
-fs::path checkpoint_dir(const std::string& run_dir) { return fs::path(run_dir) / "checkpoint"; }
+constexpr const char* kLink = "checkpoint";
+constexpr const char* kGenerations = "checkpoints";
 
-std::vector<std::pair<std::string, Tensor>> model_tensors(const TransformerLM& model) {
-  std::vector<std::pair<std::string, Tensor>> out;
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+NamedTensors model_tensors(const TransformerLM& model) {
+  NamedTensors out;
   for (const auto& [name, p] : model.named_parameters()) out.emplace_back(name, p.value());
   for (const auto& [name, b] : model.named_buffers()) out.emplace_back("buffer." + name, b);
   return out;
 }
 
-// Copies every stored tensor into the model's own (shapes must match; nothing may be missing).
-void restore_model(const SafetensorsFile& file, TransformerLM& model) {
-  auto restore = [&](const std::string& key, Tensor target) {
-    if (!file.contains(key)) fail("checkpoint", "{} has no tensor '{}'", file.path, key);
-    const Tensor& saved = file.get(key);
-    if (saved.shape() != target.shape())
-      fail("checkpoint", "{}: '{}' has shape {} but the model's is {}", file.path, key,
-           shape_str(saved.shape()), shape_str(target.shape()));
-    target.copy_(saved);
-  };
-  for (auto& [name, p] : model.named_parameters()) restore(name, p.value());
-  for (auto& [name, b] : model.named_buffers()) restore("buffer." + name, b);
+// The generation the link names, or an empty path when there is no link yet.
+fs::path current_generation(const fs::path& run) {
+  const fs::path link = run / kLink;
+  const fs::file_status status = fs::symlink_status(link);
+  if (!fs::exists(status)) return {};
+  NL_CHECK(!fs::is_directory(status), "checkpoint",
+           "{} is a directory: a checkpoint from a normlab before checkpoint format {} (without a "
+           "manifest, it cannot be verified); train the run again", link.string(), kCheckpointVersion);
+  NL_CHECK(fs::is_symlink(status), "checkpoint", "{} is not a symbolic link", link.string());
+  const fs::path target = fs::read_symlink(link);
+  const std::string name = target.filename().string();
+  NL_CHECK(target.parent_path() == kGenerations && !name.empty() && name != "." && name != "..",
+           "checkpoint", "{} points to '{}', not into {}/", link.string(), target.string(), kGenerations);
+  return run / target;
+}
+
+// ---- saving ----
+
+// A fresh, empty generation directory checkpoints/step-<step>.XXXXXX (unique even for a step saved
+// twice); its files are written by the caller.
+fs::path new_generation(const fs::path& run, int64_t step) {
+  const fs::path parent = run / kGenerations;
+  std::error_code error;
+  if (fs::create_directory(parent, error)) sync_directory(run.string());
+  NL_CHECK(!error, "checkpoint", "cannot create '{}': {}", parent.string(), error.message());
+  std::string pattern = (parent / fmt::format("step-{:08d}.XXXXXX", step)).string();
+  NL_CHECK(!inject_fault("create", pattern) && ::mkdtemp(pattern.data()) != nullptr, "checkpoint",
+           "cannot create a directory in '{}': {}", parent.string(), std::strerror(errno));
+  fs::permissions(pattern, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec, error);
+  return pattern;
+}
+
+void write_generation(const fs::path& gen, const TransformerLM& model, const Optimizer& optimizer,
+                      const Generator& data_gen, int64_t step) {
+  using namespace checkpoint_files;
+  const std::string step_text = std::to_string(step);
+  CheckpointManifest manifest;
+  manifest.step = step;
+  manifest.files[kModel] = save_safetensors((gen / kModel).string(), model_tensors(model), {{"step", step_text}});
+  manifest.files[kOptimizer] =
+      save_safetensors((gen / kOptimizer).string(), optimizer.state(),
+                       {{"step", step_text}, {"optimizer_steps", std::to_string(optimizer.step_count())}});
+  manifest.files[kTrainerState] =
+      write_file_atomic((gen / kTrainerState).string(), trainer_state_to_json({step, data_gen.state()}));
+  write_file_atomic((gen / kManifest).string(), manifest_to_json(manifest));  // fsyncs `gen` too
+  sync_directory(gen.parent_path().string());                                // gen's own entry
+}
+
+// Points the link at `gen` with one rename(2) of a new link over the old one.
+void switch_link(const fs::path& run, const fs::path& gen) {
+  const std::string temp_link = (run / (std::string(kLink) + ".tmp." + gen.extension().string().substr(1))).string();
+  const std::string target = (fs::path(kGenerations) / gen.filename()).string();
+  ::unlink(temp_link.c_str());
+  NL_CHECK(!inject_fault("symlink", temp_link) && ::symlink(target.c_str(), temp_link.c_str()) == 0,
+           "checkpoint", "cannot create the link '{}': {}", temp_link, std::strerror(errno));
+  const std::string link = (run / kLink).string();
+  if (inject_fault("rename", link) || ::rename(temp_link.c_str(), link.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp_link.c_str());
+    fail("checkpoint", "renaming '{}' to '{}' failed: {}", temp_link, link, std::strerror(error));
+  }
+}
+
+void remove_generation(const fs::path& gen) {
+  std::error_code ignored;  // a leftover is removed at the next start
+  if (!inject_fault("remove", gen.string())) fs::remove_all(gen, ignored);
+}
+
+// ---- loading ----
+
+// A generation read into memory and checked against its manifest; nothing applied yet.
+struct VerifiedGeneration {
+  fs::path dir;
+  CheckpointManifest manifest;
+  std::map<std::string, std::string> bytes;  // file name -> content, size and CRC-32 checked
+  std::string path(const std::string& file) const { return (dir / file).string(); }
+};
+
+VerifiedGeneration read_generation(const fs::path& run, std::initializer_list<const char*> files) {
+  VerifiedGeneration out;
+  out.dir = current_generation(run);
+  NL_CHECK(!out.dir.empty(), "checkpoint",
+           "{} does not exist: the run stopped before its first checkpoint; start it again",
+           (run / kLink).string());
+  const std::string manifest_path = out.path(checkpoint_files::kManifest);
+  out.manifest = parse_manifest(read_whole_file(manifest_path, "checkpoint"), manifest_path);
+  for (const char* file : files) {
+    const std::string path = out.path(file);
+    std::string bytes = read_whole_file(path, "checkpoint");
+    const FileDigest want = out.manifest.files.at(file), got = digest_of(bytes);
+    NL_CHECK(got.bytes == want.bytes && got.crc32 == want.crc32, "checkpoint",
+             "{} is damaged: {} bytes with CRC-32 {:08x}, but {} lists {} bytes with CRC-32 {:08x}", path,
+             got.bytes, got.crc32, manifest_path, want.bytes, want.crc32);
+    out.bytes[file] = std::move(bytes);
+  }
+  return out;
+}
+
+std::vector<TensorSpec> specs_of(const NamedTensors& tensors) {
+  std::vector<TensorSpec> specs;
+  for (const auto& [name, t] : tensors) specs.push_back({name, t.dtype(), t.shape()});
+  return specs;
+}
+
+// The model file, checked: its step and exactly the model's tensors, dtypes and shapes.
+SafetensorsFile checked_model_file(const VerifiedGeneration& v, const TransformerLM& model) {
+  const std::string path = v.path(checkpoint_files::kModel);
+  SafetensorsFile file = parse_safetensors(path, v.bytes.at(checkpoint_files::kModel));
+  const std::string step = file.metadata.count("step") ? file.metadata.at("step") : "";
+  NL_CHECK(parse_step_text(step, path, "step") == v.manifest.step, "checkpoint",
+           "{} is from step {}, the manifest from step {}", path, step, v.manifest.step);
+  check_tensors(file, specs_of(model_tensors(model)), "", "checkpoint");
+  return file;
+}
+
+void copy_into_model(const SafetensorsFile& file, TransformerLM& model) {
+  for (auto& [name, target] : model_tensors(model)) target.copy_(file.tensors.at(name));
 }
 
 }  // namespace
 
 void save_checkpoint(const std::string& run_dir, const TransformerLM& model, const Optimizer& optimizer,
                      const Generator& data_gen, int64_t step) {
-  const fs::path dir = checkpoint_dir(run_dir);
-  fs::create_directories(dir);
-  const std::string step_text = std::to_string(step);
-  save_safetensors((dir / "model.safetensors").string(), model_tensors(model), {{"step", step_text}});
-  save_safetensors((dir / "optimizer.safetensors").string(), optimizer.state(),
-                   {{"step", step_text}, {"optimizer_steps", std::to_string(optimizer.step_count())}});
-  const auto state = data_gen.state();
-  nlohmann::json trainer = {{"step", step},
-                            {"data_generator", std::vector<uint64_t>(state.begin(), state.end())}};
-  write_file_atomic((dir / "trainer_state.json").string(), trainer.dump(2) + "\n");
+  const fs::path run(run_dir);
+  const fs::path previous = current_generation(run);  // also refuses an old-format checkpoint/
+  fs::path gen;
+  bool switched = false;
+  try {
+    gen = new_generation(run, step);
+    write_generation(gen, model, optimizer, data_gen, step);
+    switch_link(run, gen);
+    switched = true;
+  } catch (const Error& e) {
+    if (!gen.empty() && !switched) remove_generation(gen);
+    if (previous.empty()) fail("checkpoint", "step {} was not saved ({}); the run has no checkpoint yet", step, e.what());
+    fail("checkpoint", "step {} was not saved ({}); {} still names the previous checkpoint, from which "
+         "`normlab train --resume {}` continues", step, e.what(), (run / kLink).string(), run_dir);
+  }
+  sync_directory(run.string());  // makes the switch durable
+  if (!previous.empty()) remove_generation(previous);
 }
 
 int64_t load_checkpoint(const std::string& run_dir, TransformerLM& model, Optimizer& optimizer,
                         Generator& data_gen) {
-  const fs::path dir = checkpoint_dir(run_dir);
-  const fs::path state_path = dir / "trainer_state.json";
-  std::ifstream in(state_path);
-  if (!in) fail("resume", "{} not found: the run has no complete checkpoint", state_path.string());
-  nlohmann::json trainer;
-  try {
-    trainer = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    fail("resume", "{} is not valid JSON: {}", state_path.string(), e.what());
+  using namespace checkpoint_files;
+  const VerifiedGeneration v = read_generation(run_dir, {kModel, kOptimizer, kTrainerState});
+  const int64_t step = v.manifest.step;
+  const std::string state_path = v.path(kTrainerState), optim_path = v.path(kOptimizer);
+  const TrainerState trainer = parse_trainer_state(v.bytes.at(kTrainerState), state_path);
+  NL_CHECK(trainer.step == step, "checkpoint", "{} is from step {}, the manifest from step {}", state_path,
+           trainer.step, step);
+  const SafetensorsFile model_file = checked_model_file(v, model);
+  const SafetensorsFile optim_file = parse_safetensors(optim_path, v.bytes.at(kOptimizer));
+  for (const char* key : {"step", "optimizer_steps"}) {
+    const std::string text = optim_file.metadata.count(key) ? optim_file.metadata.at(key) : "";
+    NL_CHECK(parse_step_text(text, optim_path, key) == step, "checkpoint",
+             "{}: metadata \"{}\" is {}, the manifest's step is {}", optim_path, key, text, step);
   }
-  const int64_t step = trainer.at("step").get<int64_t>();
-  const auto gen_state = trainer.at("data_generator").get<std::vector<uint64_t>>();
-  if (gen_state.size() != 6) fail("resume", "{}: data_generator must hold 6 numbers", state_path.string());
-
-  const SafetensorsFile model_file = load_safetensors((dir / "model.safetensors").string());
-  const SafetensorsFile optim_file = load_safetensors((dir / "optimizer.safetensors").string());
-  for (const auto* f : {&model_file, &optim_file}) {
-    auto it = f->metadata.find("step");
-    if (it == f->metadata.end() || it->second != std::to_string(step))
-      fail("resume", "{} is not from step {} (an interrupted checkpoint write?)", f->path, step);
-  }
-  restore_model(model_file, model);
-  std::vector<std::pair<std::string, Tensor>> state;
-  for (const auto& name : optim_file.names) state.emplace_back(name, optim_file.get(name));
-  optimizer.load_state(state, std::stoll(optim_file.metadata.at("optimizer_steps")));
-  std::array<uint64_t, 6> s{};
-  std::copy(gen_state.begin(), gen_state.end(), s.begin());
-  data_gen.set_state(s);
+  NamedTensors optim_state;
+  for (const auto& name : optim_file.names) optim_state.emplace_back(name, optim_file.tensors.at(name));
+  // The optimizer checks its whole state before it replaces any of it; then nothing can fail.
+  optimizer.load_state(optim_state, step);
+  copy_into_model(model_file, model);
+  data_gen.set_state(trainer.data_generator);
   return step;
 }
 
 void load_model_weights(const std::string& run_dir, TransformerLM& model) {
-  restore_model(load_safetensors((checkpoint_dir(run_dir) / "model.safetensors").string()), model);
+  const VerifiedGeneration v = read_generation(run_dir, {checkpoint_files::kModel});
+  copy_into_model(checked_model_file(v, model), model);
+}
+
+bool has_checkpoint(const std::string& run_dir) {
+  return fs::exists(fs::symlink_status(fs::path(run_dir) / kLink));
+}
+
+void remove_stale_checkpoint_files(const std::string& run_dir) {
+  const fs::path run(run_dir);
+  remove_stale_temporaries(run_dir);
+  const fs::path current = current_generation(run);
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(run / kGenerations, error))
+    if (entry.path() != current) remove_generation(entry.path());
 }
 
 }  // namespace normlab

@@ -1,9 +1,16 @@
-// Checkpoints of a run, in RUN_DIR/checkpoint/:
-//   model.safetensors      every parameter and buffer by its dotted name
-//   optimizer.safetensors  the optimizer state ("m.<name>", "v.<name>", ...), step count in metadata
-//   trainer_state.json     step, data generator state (so the data stream resumes exactly)
-// Each file is written atomically (temp file + rename); trainer_state.json is written last, so a
-// checkpoint is complete exactly when its trainer_state.json names its step.
+// Checkpoints of a run: each one is a complete generation in a directory of its own, and one
+// symbolic link names the current one:
+//   RUN_DIR/checkpoint -> checkpoints/step-00000012.Ab3xYz
+//   RUN_DIR/checkpoints/step-00000012.Ab3xYz/
+//     model.safetensors      every parameter and buffer by its dotted name, the step in metadata
+//     optimizer.safetensors  the optimizer state ("m.<name>", "v.<name>", ...), step counts in metadata
+//     trainer_state.json     step, data generator state (so the data stream resumes exactly)
+//     manifest.json          step, format version, each file's size and CRC-32 (checkpoint_format.h)
+// Saving writes a new generation directory (every file fsync'ed, the manifest last, the directory
+// fsync'ed), then switches the link with one rename(2) and only then removes the previous
+// generation. A kill or a full disk at any moment leaves the link naming one complete generation
+// (or no link before the first checkpoint); anything else under checkpoints/ is a leftover that
+// remove_stale_checkpoint_files() deletes.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,12 +21,22 @@
 
 namespace normlab {
 
+// Throws "[checkpoint] step N was not saved (...)" on any failure (ENOSPC, ...), leaving the
+// previous generation current and no new files behind.
 void save_checkpoint(const std::string& run_dir, const TransformerLM& model, const Optimizer& optimizer,
                      const Generator& data_gen, int64_t step);
-// Restores model, optimizer and generator; returns the step to continue from.
+// Restores model, optimizer and generator; returns the step to continue from. Everything is
+// checked before anything is changed: each file's size and CRC-32 against the manifest, the step in
+// every file, every tensor's dtype and shape, no tensor missing or unexpected, a valid generator
+// state. On any mismatch it throws naming the file, and model, optimizer and generator are untouched.
 int64_t load_checkpoint(const std::string& run_dir, TransformerLM& model, Optimizer& optimizer,
                         Generator& data_gen);
-// Loads only the model's parameters (sampling, evaluation).
+// Loads only the model's parameters and buffers (sampling, evaluation), with the same checks.
 void load_model_weights(const std::string& run_dir, TransformerLM& model);
+// Whether the run directory has a checkpoint link (not whether it is valid).
+bool has_checkpoint(const std::string& run_dir);
+// Deletes what interrupted writers left: generations other than the current one, temporary files
+// and links ("*.tmp.XXXXXX") in the run directory. Only while no other process writes the run.
+void remove_stale_checkpoint_files(const std::string& run_dir);
 
 }  // namespace normlab

@@ -3,6 +3,7 @@
 #include "experiments/config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -12,6 +13,7 @@
 
 #include "core/error.h"
 #include "experiments/config_keys.h"
+#include "experiments/fingerprint.h"
 #include "experiments/suggest.h"
 #include "nn/presets.h"
 
@@ -176,6 +178,13 @@ class ConfigReader {
   }
 
   toml::table parse_file() {
+    std::error_code error;
+    const auto type = std::filesystem::status(path_, error).type();
+    if (type == std::filesystem::file_type::directory)
+      throw Error(fmt::format("{}: is a directory, not a config file", path_));
+    if (type != std::filesystem::file_type::regular && type != std::filesystem::file_type::not_found &&
+        type != std::filesystem::file_type::none)
+      throw Error(fmt::format("{}: not a regular file (a config must be a TOML file)", path_));
     std::ifstream in(path_, std::ios::binary);
     if (!in) throw Error(fmt::format("{}: cannot open config file", path_));
     std::stringstream text;
@@ -258,6 +267,15 @@ std::string config_to_toml(const RunConfig& config) {
     out += spec.name + " = " + spec.get(config) + "\n";
   }
   return out;
+}
+
+std::string config_fingerprint(const RunConfig& config) {
+  RunConfig what = config;
+  const TrainConfig defaults;
+  what.train.name = defaults.name;
+  what.train.out_dir = defaults.out_dir;
+  what.train.threads = defaults.threads;
+  return hex_fingerprint(config_to_toml(what));
 }
 
 std::vector<std::string> config_key_names() {

@@ -31,6 +31,12 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 // an equal RunConfig. Throws if a value cannot be written as TOML (a seed >= 2^63).
 std::string config_to_toml(const RunConfig& config);
 
+// A 16-hex-digit hash of config_to_toml(config) with train.name, train.out_dir and train.threads
+// left out (where a run goes and how many threads it uses, not what it computes): equal configs
+// give equal fingerprints. A run stores it in fingerprint.txt; a sweep compares it before reusing
+// a point's results.
+std::string config_fingerprint(const RunConfig& config);
+
 // The "section.key" names of every config key, in file order (for help texts and tests).
 std::vector<std::string> config_key_names();
 

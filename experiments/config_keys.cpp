@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "core/device.h"
 #include "core/error.h"
 #include "experiments/suggest.h"
 
@@ -20,14 +19,9 @@ template <typename T> using Check = std::function<std::string(const T&)>;
 
 // --- conversion of a TOML value into a field's type ---
 std::optional<double> convert(const toml::node& node, double*, std::string& error) {
-  if (auto v = node.as_floating_point()) return v->get();
+  if (auto v = node.as_floating_point(); v && std::isfinite(v->get())) return v->get();
   if (auto v = node.as_integer()) return static_cast<double>(v->get());
-  error = "expected a float, got " + describe_node(node);
-  return std::nullopt;
-}
-std::optional<int64_t> convert(const toml::node& node, int64_t*, std::string& error) {
-  if (auto v = node.as_integer()) return v->get();
-  error = "expected an integer, got " + describe_node(node);
+  error = (node.is_floating_point() ? "expected a finite float, got " : "expected a float, got ") + describe_node(node);
   return std::nullopt;
 }
 std::optional<uint64_t> convert(const toml::node& node, uint64_t*, std::string& error) {
@@ -71,6 +65,35 @@ std::string toml_text(uint64_t v) {
   return fmt::format("{}", v);
 }
 
+// --- integer keys: an integer, or a float with an integral value (1e5), within [low, high] ---
+struct IntRange {
+  int64_t low;
+  int64_t high = std::numeric_limits<int64_t>::max();
+};
+// The largest count of steps (and of anything counted in steps): 2^53, exact as a double.
+constexpr int64_t kMaxCount = int64_t{1} << 53;
+
+// "" when fine, else the problem after the key name (": expected an integer, got float 1.5",
+// " must be an integer <= 9007199254740992, got float 1e+30", " must be >= 1, got 0").
+std::string read_integer(const toml::node& node, IntRange range, int64_t& out) {
+  if (auto v = node.as_integer()) {
+    out = v->get();
+    if (out < range.low) return fmt::format(" must be >= {}, got {}", range.low, out);
+    if (out > range.high) return fmt::format(" must be <= {}, got {}", range.high, out);
+    return "";
+  }
+  auto f = node.as_floating_point();
+  if (!f || !std::isfinite(f->get()) || f->get() != std::floor(f->get()))
+    return ": expected an integer, got " + describe_node(node);
+  // Compared as doubles; both bounds are exact doubles or round to the nearest one, as 2^63 - 1 does.
+  if (f->get() < static_cast<double>(range.low))
+    return fmt::format(" must be an integer >= {}, got {}", range.low, describe_node(node));
+  if (f->get() > static_cast<double>(range.high) || f->get() >= 0x1p63)
+    return fmt::format(" must be an integer <= {}, got {}", range.high, describe_node(node));
+  out = static_cast<int64_t>(f->get());
+  return "";
+}
+
 // --- validators: "" when fine, else the problem ("must be > 0, got -1") ---
 template <typename T> Check<T> greater_than(T low) {
   return [low](const T& v) { return v > low ? "" : fmt::format("must be > {}, got {}", low, v); };
@@ -104,12 +127,10 @@ Check<std::string> directory_name() {
 }
 Check<std::string> device_name() {
   return [](const std::string& v) -> std::string {
-    try {
-      parse_device(v);
-      return "";
-    } catch (const Error&) {
-      return fmt::format("must be cpu, cuda or cuda:N; got '{}'", v);
-    }
+    const std::string index = v.rfind("cuda:", 0) == 0 ? v.substr(5) : "";
+    const bool index_ok = !index.empty() && index.size() <= 4 && index.find_first_not_of("0123456789") == std::string::npos;
+    if (v == "cpu" || v == "cuda" || index_ok) return "";
+    return fmt::format("must be cpu, cuda or cuda:N; got '{}'", v);
   };
 }
 
@@ -119,21 +140,39 @@ template <typename S> struct Section {
   std::string name;
   S RunConfig::*member;
 
+  // Reads a node into a field's type: "" or the problem, which follows the key name (": expected
+  // a float, got ...", " must be > 0, got -1").
+  template <typename T> using Reader = std::function<std::string(const toml::node&, T&)>;
+
   template <typename T> Section& key(const std::string& key, T S::*field, Check<T> check = {}) {
+    return add<T>(key, field, [check](const toml::node& node, T& value) -> std::string {
+      std::string error;
+      std::optional<T> converted = convert(node, static_cast<T*>(nullptr), error);
+      if (!converted) return ": " + error;
+      const std::string problem = check ? check(*converted) : "";
+      if (!problem.empty()) return " " + problem;
+      value = *converted;
+      return "";
+    });
+  }
+  Section& key(const std::string& key, int64_t S::*field, IntRange range) {
+    return add<int64_t>(key, field, [range](const toml::node& node, int64_t& value) {
+      return read_integer(node, range, value);
+    });
+  }
+
+ private:
+  template <typename T> Section& add(const std::string& key, T S::*field, Reader<T> read) {
     KeySpec spec;
     spec.section = name;
     spec.name = key;
     spec.is_string = std::is_same_v<T, std::string>;
     auto member_ = member;
-    spec.set = [member_, field, key, check](RunConfig& config, const toml::node& node) -> std::string {
-      std::string error;
-      std::optional<T> value = convert(node, static_cast<T*>(nullptr), error);
-      if (!value) return key + ": " + error;
-      if (check) {
-        std::string problem = check(*value);
-        if (!problem.empty()) return key + " " + problem;
-      }
-      (config.*member_).*field = *value;
+    spec.set = [member_, field, key, read](RunConfig& config, const toml::node& node) -> std::string {
+      T value{};
+      const std::string problem = read(node, value);
+      if (!problem.empty()) return key + problem;
+      (config.*member_).*field = value;
       return "";
     };
     spec.get = [member_, field](const RunConfig& config) { return toml_text((config.*member_).*field); };
@@ -145,22 +184,23 @@ template <typename S> struct Section {
 std::vector<KeySpec> build_key_specs() {
   std::vector<KeySpec> t;
   Section<ModelConfig>{t, "model", &RunConfig::model}
-      .key("vocab_size", &ModelConfig::vocab_size, at_least<int64_t>(1))
-      .key("d_model", &ModelConfig::d_model, at_least<int64_t>(1))
-      .key("n_heads", &ModelConfig::n_heads, at_least<int64_t>(1))
-      .key("n_layers", &ModelConfig::n_layers, at_least<int64_t>(1))
-      .key("d_ff", &ModelConfig::d_ff, at_least<int64_t>(1))
-      .key("context_length", &ModelConfig::context_length, at_least<int64_t>(1))
+      .key("vocab_size", &ModelConfig::vocab_size, IntRange{1})
+      .key("d_model", &ModelConfig::d_model, IntRange{1})
+      .key("n_heads", &ModelConfig::n_heads, IntRange{1})
+      .key("n_layers", &ModelConfig::n_layers, IntRange{1})
+      .key("d_ff", &ModelConfig::d_ff, IntRange{1})
+      .key("context_length", &ModelConfig::context_length, IntRange{1})
       .key("norm_type", &ModelConfig::norm_type,
            one_of({"layernorm", "rmsnorm", "rmsnorm_unit_offset", "groupnorm", "batchnorm", "none"}))
       .key("norm_eps", &ModelConfig::norm_eps, greater_than(0.0))
-      .key("norm_groups", &ModelConfig::norm_groups, at_least<int64_t>(1))
+      .key("norm_groups", &ModelConfig::norm_groups, IntRange{1})
       .key("norm_placement", &ModelConfig::norm_placement,
            one_of({"post", "pre", "none", "sandwich", "deepnorm"}))
       .key("ffn_type", &ModelConfig::ffn_type, one_of({"relu", "gelu", "swiglu", "geglu"}))
       .key("bias", &ModelConfig::bias)
       .key("dropout", &ModelConfig::dropout, in_zero_one(false))
       .key("tie_embeddings", &ModelConfig::tie_embeddings)
+      .key("embedding_scale", &ModelConfig::embedding_scale, one_of({"none", "sqrt_d"}))
       .key("init", &ModelConfig::init, one_of({"xavier", "gpt2"}))
       .key("seed", &ModelConfig::seed)
       .key("dtype", &ModelConfig::dtype, one_of({"float32", "float64"}));
@@ -177,31 +217,32 @@ std::vector<KeySpec> build_key_specs() {
       .key("grad_clip", &OptimConfig::grad_clip, at_least(0.0));
   Section<ScheduleConfig>{t, "schedule", &RunConfig::schedule}
       .key("kind", &ScheduleConfig::kind, one_of({"constant", "inverse_sqrt", "linear", "cosine"}))
-      .key("warmup_steps", &ScheduleConfig::warmup_steps, at_least<int64_t>(0))
+      .key("warmup_steps", &ScheduleConfig::warmup_steps, IntRange{0, kMaxCount})
+      .key("decay_every", &ScheduleConfig::decay_every, IntRange{1, kMaxCount})
       .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0));
   Section<DataConfig>{t, "data", &RunConfig::data}
       .key("source", &DataConfig::source, not_empty())
       .key("tokenizer", &DataConfig::tokenizer, one_of({"char", "byte"}))
       .key("val_fraction", &DataConfig::val_fraction, in_zero_one(true))
-      .key("copy_length", &DataConfig::copy_length, at_least<int64_t>(1))
-      .key("copy_vocab", &DataConfig::copy_vocab, at_least<int64_t>(2));
+      .key("copy_length", &DataConfig::copy_length, IntRange{1})
+      .key("copy_vocab", &DataConfig::copy_vocab, IntRange{2, std::numeric_limits<int32_t>::max()});  // int32 ids
   Section<TrainConfig>{t, "train", &RunConfig::train}
       .key("name", &TrainConfig::name, directory_name())
       .key("out_dir", &TrainConfig::out_dir, not_empty())
-      .key("steps", &TrainConfig::steps, at_least<int64_t>(1))
-      .key("batch_size", &TrainConfig::batch_size, at_least<int64_t>(1))
-      .key("context", &TrainConfig::context, at_least<int64_t>(1))
+      .key("steps", &TrainConfig::steps, IntRange{1, kMaxCount})
+      .key("batch_size", &TrainConfig::batch_size, IntRange{1})
+      .key("context", &TrainConfig::context, IntRange{1})
       .key("seed", &TrainConfig::seed)
       .key("threads", &TrainConfig::threads, at_least(0))
       .key("device", &TrainConfig::device, device_name())
       .key("divergence_loss", &TrainConfig::divergence_loss, greater_than(0.0))
       .key("fail_on_divergence", &TrainConfig::fail_on_divergence)
-      .key("checkpoint_every", &TrainConfig::checkpoint_every, at_least<int64_t>(0));
+      .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount});
   Section<LogConfig>{t, "log", &RunConfig::log}
-      .key("every", &LogConfig::every, at_least<int64_t>(1))
-      .key("eval_every", &LogConfig::eval_every, at_least<int64_t>(1))
-      .key("eval_batches", &LogConfig::eval_batches, at_least<int64_t>(1))
-      .key("grad_norm_every", &LogConfig::grad_norm_every, at_least<int64_t>(1));
+      .key("every", &LogConfig::every, IntRange{1, kMaxCount})
+      .key("eval_every", &LogConfig::eval_every, IntRange{1, kMaxCount})
+      .key("eval_batches", &LogConfig::eval_batches, IntRange{1, kMaxCount})
+      .key("grad_norm_every", &LogConfig::grad_norm_every, IntRange{1, kMaxCount});
   return t;
 }
 

@@ -1,5 +1,6 @@
 #include "experiments/run_dir.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -44,20 +45,80 @@ std::ofstream open_for_append(const fs::path& path, bool fresh) {
 
 }  // namespace
 
-fs::path prepare_run_dir(const std::string& out_dir, const std::string& name, bool resume) {
-  const fs::path dir = fs::path(out_dir) / name;
-  if (resume) {
-    NL_CHECK(fs::is_directory(dir), "run_dir", "cannot resume: '{}' does not exist", dir.string());
-    return dir;
+namespace {
+
+// The names in dir other than the lock file, sorted.
+std::vector<std::string> entries_besides_lock(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir))
+    if (entry.path().filename() != kLockFile) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A directory normlab has written: it holds the lock file (every run since locks exist), or a
+// config.toml that config_to_toml wrote (older runs).
+bool written_by_normlab(const fs::path& dir) {
+  if (fs::exists(dir / kLockFile)) return true;
+  std::ifstream in(dir / run_files::kConfig);
+  std::string first;
+  return std::getline(in, first) && first.rfind("# normlab run configuration", 0) == 0;
+}
+
+std::string list_some(const std::vector<std::string>& names) {
+  const size_t shown = std::min<size_t>(names.size(), 4);
+  return fmt::format("{}{}", fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "),
+                     names.size() > shown ? ", ..." : "");
+}
+
+// Empties a run directory, lock file aside. The summary goes first and config.toml next, so that
+// a kill half way leaves neither a "completed" run nor one that --resume would continue.
+void remove_run_contents(const fs::path& dir) {
+  std::vector<std::string> names = entries_besides_lock(dir);
+  const auto rank = [](const std::string& n) { return n == run_files::kSummary ? 0 : n == run_files::kConfig ? 1 : 2; };
+  std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+  for (const std::string& name : names) {
+    std::error_code error;
+    fs::remove_all(dir / name, error);  // a symbolic link is removed, not followed
+    NL_CHECK(!error, "run_dir", "--overwrite: cannot remove '{}': {}", (dir / name).string(), error.message());
   }
-  NL_CHECK(!is_completed_run(dir), "run_dir",
-           "'{}' already holds a completed run ({} exists); choose another train.name, delete the "
-           "directory, or resume it", dir.string(), run_files::kSummary);
+}
+
+// The checks of a fresh or overwriting run on an existing directory, before it is locked.
+void check_before_locking(const fs::path& dir, RunDirMode mode) {
+  const std::vector<std::string> names = entries_besides_lock(dir);
+  if (names.empty() || written_by_normlab(dir)) return;
+  fail("run_dir", "'{}' is not empty ({}) and is not a normlab run directory; choose another train.name "
+       "or train.out_dir{}", dir.string(), list_some(names),
+       mode == RunDirMode::overwrite ? " (--overwrite only empties directories that normlab wrote)" : "");
+}
+
+}  // namespace
+
+RunDir prepare_run_dir(const std::string& out_dir, const std::string& name, RunDirMode mode) {
+  const fs::path dir = fs::path(out_dir) / name;
+  if (mode == RunDirMode::resume) {
+    NL_CHECK(fs::is_directory(dir), "run_dir", "cannot resume: '{}' does not exist", dir.string());
+    return {dir, DirectoryLock(dir, "run_dir")};
+  }
   std::error_code error;
   fs::create_directories(dir, error);
   NL_CHECK(!error && fs::is_directory(dir), "run_dir", "cannot create '{}': {}", dir.string(),
            error.message());
-  return dir;
+  check_before_locking(dir, mode);
+  RunDir run{dir, DirectoryLock(dir, "run_dir")};
+  const std::vector<std::string> names = entries_besides_lock(dir);
+  if (names.empty()) return run;
+  if (mode == RunDirMode::overwrite) {
+    remove_run_contents(dir);
+    return run;
+  }
+  NL_CHECK(!is_completed_run(dir), "run_dir",
+           "'{}' already holds a completed run ({} exists); choose another train.name, or start it over "
+           "with --overwrite", dir.string(), run_files::kSummary);
+  fail("run_dir", "'{}' already holds an unfinished run ({}); continue it with `normlab train --resume {}`, "
+       "start it over with --overwrite, or choose another train.name", dir.string(), list_some(names),
+       dir.string());
 }
 
 bool is_completed_run(const fs::path& run_dir) {
@@ -65,7 +126,7 @@ bool is_completed_run(const fs::path& run_dir) {
   if (!fs::exists(summary)) return false;
   std::ifstream in(summary);
   const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-  return !(json.is_object() && json.value("status", "") == "stopped");
+  return !(json.is_object() && json.contains("status") && json["status"] == "stopped");
 }
 
 MetricsWriter::MetricsWriter(const fs::path& path, std::optional<int64_t> keep_through_step)

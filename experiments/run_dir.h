@@ -7,7 +7,9 @@
 //                     named "blocks.N.*"), global (L2 norm over all), then any extra columns the
 //                     trainer adds (e.g. residual_rms.N); step 0 is before any update
 //   summary.json      written last, atomically: its presence marks the run as completed
-//   *.safetensors     checkpoints (experiments/safetensors.h)
+//   fingerprint.txt   config_fingerprint of the config the run was started with (a sweep compares it)
+//   checkpoint, checkpoints/   the current checkpoint generation and its directory (experiments/checkpoint.h)
+//   .normlab.lock     the writer's lock (experiments/directory_lock.h); it stays after the run
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/directory_lock.h"
+
 namespace normlab {
 
 namespace run_files {
@@ -26,6 +30,7 @@ inline constexpr const char* kConfig = "config.toml";
 inline constexpr const char* kMetrics = "metrics.jsonl";
 inline constexpr const char* kGradNorms = "grad_norms.csv";
 inline constexpr const char* kSummary = "summary.json";
+inline constexpr const char* kFingerprint = "fingerprint.txt";
 }  // namespace run_files
 
 // Keys of metrics.jsonl records that the plots (experiments/plot.h) read.
@@ -33,12 +38,23 @@ inline constexpr const char* kStepKey = "step";
 inline constexpr const char* kTrainLossKey = "train_loss";
 inline constexpr const char* kValLossKey = "val_loss";
 
-// Creates (if needed) and returns out_dir/name.
-//   resume = false: fails if the directory holds a completed run: choose another
-//     train.name, delete the directory, or resume. A directory left by an interrupted run (no
-//     summary.json) is reused: the writers below start its metrics and grad norms afresh.
-//   resume = true: the directory must exist (there is nothing to resume otherwise).
-std::filesystem::path prepare_run_dir(const std::string& out_dir, const std::string& name, bool resume);
+// How a run opens its directory:
+//   fresh      the directory must be new or empty: a non-empty one is refused (resume it, or
+//              start it over with overwrite);
+//   overwrite  a directory normlab wrote before (it holds .normlab.lock, or a config.toml that
+//              normlab wrote) is emptied under the lock; any other non-empty directory is refused;
+//   resume     the directory must exist; its contents are the trainer's to check.
+enum class RunDirMode { fresh, overwrite, resume };
+
+// An open run directory: out_dir/name, and the lock that makes this process its only writer.
+struct RunDir {
+  std::filesystem::path path;
+  DirectoryLock lock;
+};
+
+// Creates (if needed) and locks out_dir/name; the lock is taken before anything in it is written
+// or removed. Throws naming the directory (and the lock holder's pid when another writer has it).
+RunDir prepare_run_dir(const std::string& out_dir, const std::string& name, RunDirMode mode);
 // Completed = summary.json exists and its "status" is not "stopped" (a run stopped early on purpose
 // to be resumed); a run that diverged is a completed result.
 bool is_completed_run(const std::filesystem::path& run_dir);

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -105,8 +103,8 @@ const Tensor& SafetensorsFile::get(const std::string& name) const {
   return it->second;
 }
 
-void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+FileDigest save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
+                            const std::map<std::string, std::string>& metadata) {
   ordered_json header = ordered_json::object();
   if (!metadata.empty()) {
     ordered_json meta = ordered_json::object();
@@ -139,16 +137,14 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
   file.write(text);
   for (const Tensor& t : host)
     if (t.nbytes() > 0) file.write(t.raw_data(), t.nbytes());
-  file.commit();
+  return file.commit();
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  NL_CHECK(in.good(), "safetensors", "{}: cannot open file", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string bytes = buffer.str();
+  return parse_safetensors(path, read_whole_file(path, "safetensors"));
+}
 
+SafetensorsFile parse_safetensors(const std::string& path, const std::string& bytes) {
   if (bytes.size() < 8)
     malformed(path, "file is {} bytes, too short for the 8-byte header length", bytes.size());
   uint64_t header_bytes = 0;
@@ -192,6 +188,24 @@ SafetensorsFile load_safetensors(const std::string& path) {
       malformed(path, "tensors overlap in the data section (bytes {} to {})", ranges[i].first,
                 ranges[i - 1].second);
   return file;
+}
+
+void check_tensors(const SafetensorsFile& file, const std::vector<TensorSpec>& expected,
+                   const std::string& prefix, const char* op) {
+  std::set<std::string> wanted;
+  for (const TensorSpec& spec : expected) {
+    wanted.insert(spec.name);
+    NL_CHECK(file.contains(spec.name), op, "{}: tensor '{}' is missing ({} tensors in the file)",
+             file.path, spec.name, file.tensors.size());
+    const Tensor& saved = file.tensors.at(spec.name);
+    NL_CHECK(saved.dtype() == spec.dtype, op, "{}: tensor '{}' is {} but {} is expected", file.path,
+             spec.name, dtype_name(saved.dtype()), dtype_name(spec.dtype));
+    NL_CHECK(saved.shape() == spec.shape, op, "{}: tensor '{}' has shape {} but {} is expected",
+             file.path, spec.name, shape_str(saved.shape()), shape_str(spec.shape));
+  }
+  for (const std::string& name : file.names)
+    NL_CHECK(!name.starts_with(prefix) || wanted.count(name) > 0, op,
+             "{}: unexpected tensor '{}' (not part of this model)", file.path, name);
 }
 
 }  // namespace normlab

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "experiments/atomic_file.h"
 
 namespace normlab {
 
@@ -25,13 +26,28 @@ struct SafetensorsFile {
   const Tensor& get(const std::string& name) const;
 };
 
-// Writes atomically (temporary file, fsync, rename). Tensors may live on any device and be
-// non-contiguous; names must be unique, non-empty and not "__metadata__".
-void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
+// Writes atomically (temporary file, fsync, rename) and returns the file's size and CRC-32.
+// Tensors may live on any device and be non-contiguous; names must be unique, non-empty and not
+// "__metadata__".
+FileDigest save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 
 // Reads a whole file into host tensors. A malformed file throws "[safetensors] <path>: <what is
 // wrong>" (bad header length, invalid JSON, unknown dtype, offsets out of range, ...).
 SafetensorsFile load_safetensors(const std::string& path);
+// The same from the file's bytes already in memory (`path` names it in messages).
+SafetensorsFile parse_safetensors(const std::string& path, const std::string& bytes);
+
+// What a reader expects of one tensor.
+struct TensorSpec {
+  std::string name;
+  DType dtype;
+  Shape shape;
+};
+// Checks that `file` holds exactly the `expected` tensors among its names that start with
+// `prefix` ("" = all of them): none missing, none unexpected, each with the expected dtype and
+// shape. Throws "[op] <file>: ..." naming the first tensor that differs.
+void check_tensors(const SafetensorsFile& file, const std::vector<TensorSpec>& expected,
+                   const std::string& prefix, const char* op);
 
 }  // namespace normlab

@@ -1,17 +1,28 @@
 // Sweeps: a grid of config overrides, each point an ordinary run directory under one sweep
 // directory, run by child `normlab train` processes (several at once with jobs > 1).
 //   normlab sweep CONFIG.toml model.norm_placement=pre,post optim.lr=5e-4,1e-3 seed=1,2,3 --jobs 2
-// "seed=..." sets both train.seed and model.seed. Points already completed (summary.json present,
-// status completed or diverged) are skipped, so an interrupted sweep resumes. A diverged run is a
-// result and never stops the sweep. sweep.csv: one row per point (see SweepRow).
+// "seed=..." sets both train.seed and model.seed. A diverged run is a result and never stops the
+// sweep. sweep.csv: one row per point (see SweepRow).
 //
 // Each point runs as `normlab train CONFIG <fixed overrides> <point overrides>
 // train.out_dir="<out_dir>" train.name="<point name>" [train.threads=N] --quiet`, its stdout and
-// stderr going to <out_dir>/<point name>/log.txt (the run directory is created first). A point
-// whose directory holds no summary.json (interrupted, or failed) is run again from step 0.
+// stderr appended to <out_dir>/logs/<point name>.txt (the sweep writes nothing in a run
+// directory: the child that holds its lock is its only writer). A sweep holds the lock of its
+// own directory, so two sweeps never run in one directory.
+//
+// Rerunning a sweep: a point whose run directory holds a run of the same config (its
+// fingerprint.txt equals config_fingerprint of the point's config) is skipped when completed
+// (summary.json, status completed or diverged), resumed (--resume) when it has a checkpoint, and
+// otherwise started over (--overwrite); a resume that fails with an error is started over. A point
+// whose run was made with another config (or without a fingerprint) is run again with --overwrite,
+// and the sweep says so on stderr: earlier results are never reused silently.
+//
+// SIGINT, SIGTERM and SIGHUP are forwarded to the running children; the sweep waits for them,
+// rewrites sweep.csv (they stay "pending") and throws Interrupted (normlab exits 128 + signal).
+// The children also die with the sweep when it is killed outright (experiments/child_process.h).
 // sweep.csv (RFC 4180 quoting: names hold commas) has the columns
 //   name, <each axis key>, status, diverged_step, final_train_loss, final_val_loss,
-//   best_val_loss, wall_s, run_dir, error
+//   best_val_loss, wall_s, run_dir, fingerprint, error
 // and is rewritten atomically after every finished run (unfinished points: status "pending").
 #pragma once
 #include <cstdint>
@@ -48,20 +59,22 @@ struct SweepRow {
   SweepPoint point;
   std::string run_dir;
   std::string status;  // completed | diverged | failed (the child exited non-zero: error in log.txt)
-                       // | pending (only in a sweep.csv written while the sweep runs)
+                       // | pending (in a sweep.csv written while the sweep runs, or interrupted)
   int64_t diverged_step = -1;
   double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0, wall_seconds = 0;
-  bool skipped = false;  // already completed before this invocation
-  std::string error;     // failed runs: how the child ended and the last lines of its log
+  bool skipped = false;     // already completed, with the same config, before this invocation
+  std::string fingerprint;  // config_fingerprint of the point's resolved config
+  std::string error;        // failed runs: how the child ended and the last lines of its log
 };
 
 // Parses "key=v1,v2,..." arguments (errors name the argument).
 std::vector<SweepAxis> parse_sweep_axes(const std::vector<std::string>& arguments);
 // Cartesian product in axis order (last axis fastest).
 std::vector<SweepPoint> expand_grid(const std::vector<SweepAxis>& axes);
-// Runs (or skips) every point; writes out_dir/sweep.csv and returns its rows in point order.
-// Before starting anything it checks the binary and loads the config with every point's
-// overrides (load_config), so a typo throws naming the point and the override.
+// Runs (or skips, or resumes) every point; writes out_dir/sweep.csv and returns its rows in point
+// order. Before starting anything it checks the binary and loads the config with every point's
+// overrides (load_config), so a typo throws naming the point and the override. Throws
+// Interrupted when a stop signal ended it.
 std::vector<SweepRow> run_sweep(const SweepOptions& options, const std::vector<SweepPoint>& points);
 
 // The config overrides of a point ("seed=3" becomes "train.seed=3", "model.seed=3").

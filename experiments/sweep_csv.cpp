@@ -1,4 +1,5 @@
 // sweep.csv: one row per sweep point, RFC 4180 quoting (point names hold commas).
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -19,7 +20,7 @@ namespace {
 const std::vector<std::string>& result_columns() {
   static const std::vector<std::string> columns = {"status",         "diverged_step", "final_train_loss",
                                                    "final_val_loss", "best_val_loss", "wall_s",
-                                                   "run_dir",        "error"};
+                                                   "run_dir",        "fingerprint",   "error"};
   return columns;
 }
 
@@ -82,6 +83,15 @@ double parse_number(const std::string& cell, const std::string& where) {
   return v;
 }
 
+int64_t parse_step(const std::string& cell, const std::string& where) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(cell.c_str(), &end, 10);
+  NL_CHECK(end != cell.c_str() && *end == '\0' && errno == 0 && v >= 0, "sweep",
+           "{}: diverged_step '{}' is not a step number", where, cell);
+  return v;
+}
+
 }  // namespace
 
 void write_sweep_csv(const fs::path& path, const std::vector<SweepRow>& rows) {
@@ -100,6 +110,7 @@ void write_sweep_csv(const fs::path& path, const std::vector<SweepRow>& rows) {
     for (const double v : {row.final_train_loss, row.final_val_loss, row.best_val_loss, row.wall_seconds})
       cells.push_back(measured ? number_cell(v) : "");
     cells.push_back(row.run_dir);
+    cells.push_back(row.fingerprint);
     cells.push_back(row.error);
     NL_CHECK(cells.size() == header.size(), "sweep", "row '{}' has {} axis values, the header {}",
              row.point.name, row.point.overrides.size(), header.size() - 1 - result_columns().size());
@@ -132,13 +143,14 @@ std::vector<SweepRow> read_sweep_csv(const fs::path& path) {
     for (size_t a = 0; a < axes; ++a) row.point.overrides.emplace_back(header[1 + a], cells[1 + a]);
     const size_t r = 1 + axes;
     row.status = cells[r];
-    row.diverged_step = cells[r + 1].empty() ? -1 : static_cast<int64_t>(parse_number(cells[r + 1], where));
+    row.diverged_step = cells[r + 1].empty() ? -1 : parse_step(cells[r + 1], where);
     row.final_train_loss = parse_number(cells[r + 2], where);
     row.final_val_loss = parse_number(cells[r + 3], where);
     row.best_val_loss = parse_number(cells[r + 4], where);
     row.wall_seconds = parse_number(cells[r + 5], where);
     row.run_dir = cells[r + 6];
-    row.error = cells[r + 7];
+    row.fingerprint = cells[r + 7];
+    row.error = cells[r + 8];
     rows.push_back(std::move(row));
   }
   return rows;

@@ -80,20 +80,25 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
   TrainResult result;
   const bool resuming = !options.resume_dir.empty();
   const fs::path resume_path = fs::path(options.resume_dir).lexically_normal();
-  const fs::path dir =
-      resuming ? prepare_run_dir(resume_path.parent_path().string(), resume_path.filename().string(), true)
-               : prepare_run_dir(c.train.out_dir, c.train.name, false);
+  const RunDir run_dir =
+      resuming ? prepare_run_dir(resume_path.parent_path().string(), resume_path.filename().string(), RunDirMode::resume)
+               : prepare_run_dir(c.train.out_dir, c.train.name, options.overwrite ? RunDirMode::overwrite : RunDirMode::fresh);
+  const fs::path& dir = run_dir.path;
   result.run_dir = dir.string();
   int64_t start_step = 0;
   std::optional<int64_t> keep_logs_through;  // a resumed run drops what was logged after its checkpoint
   if (!resuming) {
     write_file_atomic((dir / run_files::kConfig).string(), config_to_toml(c));
+    write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(given) + "\n");
     if (data->tokenizer()) write_file_atomic((dir / "tokenizer.json").string(), data->tokenizer()->to_json());
   } else {
+    // load_checkpoint checks every file before it changes anything; only a checkpoint that
+    // passed may cut the logs back to its step (below) and drop the summary.
     start_step = load_checkpoint(dir.string(), model, *optimizer, data_gen);
     keep_logs_through = start_step - 1;
     fs::remove(dir / run_files::kSummary);
   }
+  remove_stale_checkpoint_files(dir.string());  // what a killed or failed writer left behind
 
   MetricsWriter metrics(dir / run_files::kMetrics, keep_logs_through);
   GradNormWriter grad_log(dir / run_files::kGradNorms, keep_logs_through);

@@ -5,7 +5,12 @@
 //   runs/<name>/grad_norms.csv     per-parameter and per-layer gradient norms (step 0 = initialization)
 //                                  and the residual-stream RMS entering each layer
 //   runs/<name>/summary.json       status completed | diverged (step, reason), losses, throughput, wall time
-//   runs/<name>/checkpoint/        model.safetensors, optimizer.safetensors, trainer_state.json
+//   runs/<name>/checkpoint         link to the current checkpoint generation, checkpoints/step-N.XXXXXX/:
+//                                  model.safetensors, optimizer.safetensors, trainer_state.json and
+//                                  manifest.json (sizes, CRC-32s); crash-safe, see checkpoint.h
+//   runs/<name>/fingerprint.txt    config_fingerprint of the config given (experiments/config.h)
+// The run holds the directory's lock (experiments/run_dir.h) from before it writes anything
+// until it returns; a fresh run refuses a directory that holds an earlier run unless overwrite.
 // A diverging run is a result: it stops cleanly with status "diverged" and keeps every metric so far.
 #pragma once
 #include <string>
@@ -17,6 +22,7 @@ namespace normlab {
 struct TrainOptions {
   bool quiet = false;       // no progress output (sweeps, tests)
   std::string resume_dir;   // continue the run saved there (its config.toml is used)
+  bool overwrite = false;   // a fresh run that empties a run directory holding an earlier run
   int64_t stop_after = -1;  // stop (and checkpoint) after this many steps: tests of resuming
 };
 

@@ -28,6 +28,18 @@ const std::vector<std::string>& init_names() {
   return names;
 }
 
+const std::vector<std::string>& embedding_scale_names() {
+  static const std::vector<std::string> names = {"none", "sqrt_d"};
+  return names;
+}
+
+double embedding_multiplier(const ModelConfig& config) {
+  if (config.embedding_scale == "none") return 1.0;
+  if (config.embedding_scale == "sqrt_d") return std::sqrt(static_cast<double>(config.d_model));
+  fail("model", "embedding_scale must be one of {}, got '{}'", fmt::join(embedding_scale_names(), ", "),
+       config.embedding_scale);
+}
+
 double deepnorm_alpha(int64_t n_layers) { return std::pow(2.0 * static_cast<double>(n_layers), 0.25); }
 double deepnorm_beta(int64_t n_layers) { return std::pow(8.0 * static_cast<double>(n_layers), -0.25); }
 
@@ -49,7 +61,9 @@ void initialize_parameters(Module& model, const ModelConfig& config) {
     NL_CHECK(value.dim() == 2, "init", "parameter '{}' has unexpected shape {}", name,
              shape_str(value.shape()));
     double std = 0.0;
-    if (config.init == "xavier") {
+    if (config.init == "xavier" && name == "tok_emb.weight" && embedding_multiplier(config) != 1.0) {
+      std = 1.0 / std::sqrt(static_cast<double>(config.d_model));
+    } else if (config.init == "xavier") {
       const double fan_out = static_cast<double>(value.size(0)), fan_in = static_cast<double>(value.size(1));
       std = std::sqrt(2.0 / (fan_in + fan_out));
     } else {  // gpt2

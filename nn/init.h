@@ -4,6 +4,8 @@
 //   gpt2:     every matrix ~ N(0, 0.02^2); residual output projections (attn.o, ffn.w2) std
 //             0.02 / sqrt(2L)
 //   both:     biases 0; norm gains 1 (rmsnorm_unit_offset: stored 0, acting as 1)
+//   embedding_scale "sqrt_d" with xavier: tok_emb.weight ~ N(0, 1 / d_model) (fairseq's pairing with
+//             the sqrt(d_model) multiplier; gpt2 keeps 0.02, as Hugging Face's Gemma)
 //   deepnorm placement, after the above: ffn.w1/w2/w3, attn.v and attn.o weights times
 //             beta = (8L)^(-1/4)
 #pragma once
@@ -18,6 +20,11 @@ namespace normlab {
 const std::vector<std::string>& init_names();  // "xavier", "gpt2"
 // Throws "[model] init must be one of xavier, gpt2, got 'x'".
 void initialize_parameters(Module& model, const ModelConfig& config);
+
+const std::vector<std::string>& embedding_scale_names();  // "none", "sqrt_d"
+// The factor the token embeddings are multiplied by in the forward: 1 or sqrt(d_model). Throws
+// "[model] embedding_scale must be one of none, sqrt_d, got 'x'".
+double embedding_multiplier(const ModelConfig& config);
 
 // DeepNet (Wang et al. 2022), decoder-only with L layers.
 double deepnorm_alpha(int64_t n_layers);  // (2L)^(1/4)

@@ -26,6 +26,10 @@ struct ModelConfig {
   bool bias = true;               // biases in linear layers (and norm beta for layernorm)
   double dropout = 0.0;
   bool tie_embeddings = true;     // output projection = token embedding^T
+  // "none" | "sqrt_d": token embeddings multiplied by sqrt(d_model) in the forward (fairseq's
+  // Transformer, which Xiong et al. used; Gemma). With init "xavier" the token embedding is then
+  // initialised N(0, 1/d_model) as in fairseq, so the residual stream starts at unit variance.
+  std::string embedding_scale = "none";
   std::string init = "xavier";    // "xavier": N(0, 2/(fan_in+fan_out)) | "gpt2": N(0, 0.02), residual outputs / sqrt(2L)
   uint64_t seed = 0;              // weight initialisation
   std::string dtype = "float32";  // parameter dtype: "float32" | "float64" (gradient checks)

@@ -30,7 +30,11 @@ ModelConfig apply_preset(const std::string& name, ModelConfig base) {
   }
   if (name == "llama") return family(base, "pre", "rmsnorm", 1e-6, "swiglu", false, false);
   if (name == "mistral") return family(base, "pre", "rmsnorm", 1e-5, "swiglu", false, false);
-  if (name == "gemma") return family(base, "pre", "rmsnorm_unit_offset", 1e-6, "geglu", false, true);
+  if (name == "gemma") {
+    ModelConfig c = family(base, "pre", "rmsnorm_unit_offset", 1e-6, "geglu", false, true);
+    c.embedding_scale = "sqrt_d";  // Hugging Face's GemmaModel: embeddings times sqrt(hidden_size)
+    return c;
+  }
   fail("model", "unknown preset '{}'; valid presets: {}", name, fmt::join(preset_names(), ", "));
 }
 

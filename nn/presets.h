@@ -5,7 +5,7 @@
 //   llama:   pre,   rmsnorm eps 1e-6,   swiglu, no bias, untied head
 //   mistral: llama with rmsnorm eps 1e-5
 //   gemma:   pre,   rmsnorm_unit_offset (1 + w) eps 1e-6, geglu (gelu-gated, as Gemma), no bias,
-//            tied head
+//            tied head, token embeddings times sqrt(d_model) (embedding_scale "sqrt_d")
 #pragma once
 #include <string>
 #include <vector>

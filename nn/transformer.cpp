@@ -48,6 +48,7 @@ void validate(const ModelConfig& c) {
   NL_CHECK(std::find(inits.begin(), inits.end(), c.init) != inits.end(), "model",
            "init must be one of {}, got '{}'", fmt::join(inits, ", "), c.init);
   placement_has_final_norm(c.norm_placement);  // throws listing the valid placements
+  embedding_multiplier(c);                      // throws on an unknown embedding_scale
 }
 
 // sqrt(mean(x^2)), computed on the host side of the tape (records nothing).
@@ -94,7 +95,9 @@ Var TransformerLM::forward(const Tensor& ids) {
   std::iota(positions.begin(), positions.end(), 0);
   const Tensor pos_ids = Tensor::from_ints(positions, {t}).to(tok_weight.value().device());
 
-  Var x = add(m.tok_emb->forward(ids.to(tok_weight.value().device())), m.pos_emb->forward(pos_ids));  // (B,T,C)
+  Var tokens = m.tok_emb->forward(ids.to(tok_weight.value().device()));  // (B,T,C)
+  if (const double multiplier = embedding_multiplier(config_); multiplier != 1.0) tokens = scale(tokens, multiplier);
+  Var x = add(tokens, m.pos_emb->forward(pos_ids));  // (B,T,C)
   x = dropout(x, config_.dropout, dropout_site_seed(dropout_seed_, 0), is_training());
   residual_rms_.clear();
   for (const auto& block : m.blocks->blocks()) {

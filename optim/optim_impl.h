@@ -32,8 +32,10 @@ class ParamSlots {
   // Increments and returns parameter `index`'s own step count (1-based).
   int64_t next_step(size_t index) { return ++steps_[index]; }
   void append_state(const NamedParams& params, NamedTensors& out) const;
-  // Replaces every buffer by the state's (missing ones restart from zero). Throws naming the key
-  // for an unknown slot or parameter, or a shape that does not match the parameter.
+  // Replaces every buffer by the state's (missing ones restart from zero). Checks the whole state
+  // first and changes nothing when it throws: naming the key for an unknown slot or parameter, a
+  // key given twice, a shape or dtype that differs from the parameter's, or a step count that is
+  // not a whole number in [0, global_steps].
   void load(const NamedParams& params, const NamedTensors& state, int64_t global_steps);
 
  private:

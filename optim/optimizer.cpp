@@ -1,5 +1,6 @@
 // What every optimizer shares: zero_grad, the weight-decay exclusion rule, the per-parameter
 // buffers and their checkpoint form (optim/optim_impl.h).
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -67,9 +68,13 @@ void ParamSlots::load(const NamedParams& params, const NamedTensors& state, int6
     const size_t i = param_it->second;
     const Var& param = params[i].second;
     if (count_steps_ && slot == "step") {
-      NL_CHECK(tensor.numel() == 1, optimizer_, "state '{}' should be a scalar step count, got {}",
-               key, tensor.describe());
-      steps[i] = static_cast<int64_t>(tensor.item());
+      NL_CHECK(tensor.numel() == 1 && tensor.dtype() == DType::F64, optimizer_,
+               "state '{}' should be a float64 scalar step count, got {}", key, tensor.describe());
+      const double count = tensor.item();
+      NL_CHECK(count >= 0 && count <= static_cast<double>(global_steps) && count == std::floor(count),
+               optimizer_, "state '{}' counts {} steps, not a whole number in [0, {}] (the optimizer's)",
+               key, count, global_steps);
+      steps[i] = static_cast<int64_t>(count);
       continue;
     }
     size_t s = 0;
@@ -78,7 +83,10 @@ void ParamSlots::load(const NamedParams& params, const NamedTensors& state, int6
              key, slot);
     NL_CHECK(tensor.shape() == param.shape(), optimizer_, "state '{}' has shape {} but the parameter is {}",
              key, shape_str(tensor.shape()), shape_str(param.shape()));
-    buffers[s][i] = tensor.to(param.value().device()).to(param.dtype()).clone();
+    NL_CHECK(tensor.dtype() == param.dtype(), optimizer_, "state '{}' is {} but the parameter is {}", key,
+             dtype_name(tensor.dtype()), dtype_name(param.dtype()));
+    NL_CHECK(!buffers[s][i].defined(), optimizer_, "state '{}' is given twice", key);
+    buffers[s][i] = tensor.to(param.value().device()).clone();
   }
   for (size_t i = 0; i < params.size(); ++i) {
     bool has_buffer = false;

@@ -1,8 +1,10 @@
 // Learning-rate schedules (formulas in optim/schedule.h). Conventions:
 //  * warmup counts the step being taken, so step 0 gets lr_max / warmup_steps (never 0) and the
 //    last warmup step (warmup_steps - 1) gets exactly lr_max;
-//  * "inverse_sqrt" = lr_max sqrt(w / (step + 1)) with w = max(warmup_steps, 1), so it is lr_max at
-//    the end of warmup and lr_max / 2 at step + 1 = 4 w; without warmup it starts at lr_max;
+//  * "inverse_sqrt" with decay_every E = 1: lr_max sqrt(w / (step + 1)) with w = max(warmup_steps, 1),
+//    so it is lr_max at the end of warmup and lr_max / 2 at step + 1 = 4 w; without warmup it starts
+//    at lr_max. With E > 1 the same law is applied to epochs of E steps: lr_max sqrt(max(1, w / E) /
+//    e), e = ceil((step + 1) / E) the epoch being run (1, 2, ...), capped at lr_max;
 //  * "linear"/"cosine" decay over progress = (step - warmup) / (total - warmup), from lr_max at the
 //    end of warmup to min_lr at step == total_steps (so every step taken, 0 .. total - 1, has
 //    lr > min_lr), clamped to min_lr beyond.
@@ -31,8 +33,12 @@ double learning_rate(const ScheduleConfig& schedule, double lr_max, int64_t step
   if (step < warmup) return lr_max * static_cast<double>(step + 1) / static_cast<double>(warmup);
   if (kind == "constant") return lr_max;
   if (kind == "inverse_sqrt") {
-    const double w = static_cast<double>(std::max<int64_t>(warmup, 1));
-    return lr_max * std::sqrt(w / static_cast<double>(step + 1));
+    const int64_t every = schedule.decay_every;
+    NL_CHECK(every >= 1, "schedule", "decay_every must be >= 1, got {}", every);
+    const double warmup_epochs =
+        std::max(1.0, static_cast<double>(std::max<int64_t>(warmup, 1)) / static_cast<double>(every));
+    const double epoch = static_cast<double>(step / every + 1);  // ceil((step + 1) / every)
+    return lr_max * std::min(1.0, std::sqrt(warmup_epochs / epoch));
   }
   const double progress = std::clamp(
       static_cast<double>(step - warmup) / static_cast<double>(total_steps - warmup), 0.0, 1.0);

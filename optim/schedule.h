@@ -1,7 +1,10 @@
 // Learning-rate schedules as pure functions lr(step), step = 0, 1, 2, ... (the step being taken).
 //   warmup: lr = lr_max * (step + 1) / warmup_steps for step < warmup_steps (never 0), 0 = no warmup
 //   then "constant": lr_max
-//        "inverse_sqrt": lr_max * sqrt(warmup / (step + 1))  (Xiong/fairseq; = lr_max at the end of warmup)
+//        "inverse_sqrt": lr_max * min(1, sqrt(max(1, warmup / E) / ceil((step + 1) / E))), E = decay_every:
+//            the inverse square root of the number of epochs of E steps begun. E = 1 is fairseq's
+//            per-update decay lr_max * sqrt(warmup / (step + 1)); E > 1 decays once per epoch, so
+//            without warmup the whole first epoch runs at lr_max (Xiong et al.'s no-warmup runs).
 //        "linear": linear decay from lr_max to min_lr at total_steps
 //        "cosine": cosine decay from lr_max to min_lr at total_steps
 #pragma once
@@ -13,6 +16,7 @@ namespace normlab {
 struct ScheduleConfig {
   std::string kind = "constant";  // "constant" | "inverse_sqrt" | "linear" | "cosine"
   int64_t warmup_steps = 0;
+  int64_t decay_every = 1;  // "inverse_sqrt": steps per decay unit (an "epoch")
   double min_lr = 0.0;
 };
 

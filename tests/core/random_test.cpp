@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
+#include "core/error.h"
 #include "core/random.h"
 
 namespace normlab {
@@ -25,6 +27,27 @@ TEST(Random, ReseedingRestartsTheStream) {
   g.uniform();
   g.seed_with(5);
   EXPECT_EQ(g.normal(), first);
+}
+
+// An all-zero xoshiro state yields 0 forever, so normal() and below() never return (issue 12,
+// finding 7): set_state refuses it, and a state it refuses leaves the generator as it was.
+TEST(Random, SetStateRefusesStatesThatCannotBeReached) {
+  Generator g(7);
+  const auto before = g.state();
+  const double nan_bits = std::nan("");
+  uint64_t nan_word = 0;
+  std::memcpy(&nan_word, &nan_bits, sizeof nan_word);
+  const std::array<std::array<uint64_t, 6>, 3> bad = {{{0, 0, 0, 0, 0, 0},   // all-zero words
+                                                       {1, 2, 3, 4, 2, 0},   // flag not 0/1
+                                                       {1, 2, 3, 4, 1, nan_word}}};  // NaN spare
+  for (const auto& state : bad) {
+    EXPECT_FALSE(Generator::is_valid_state(state));
+    EXPECT_THROW(g.set_state(state), Error);
+    EXPECT_EQ(g.state(), before);
+  }
+  EXPECT_TRUE(Generator::is_valid_state({0, 0, 0, 1, 0, 0}));  // one non-zero word is enough
+  EXPECT_NO_THROW(g.set_state({0, 0, 0, 1, 0, 0}));
+  EXPECT_NE(g.next_u64() | g.next_u64() | g.next_u64(), 0u);
 }
 
 TEST(Random, StateRestoreContinuesIdentically) {

@@ -1,6 +1,12 @@
 // Config errors: each names the file and line (or the override) and the key, before anything runs.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cctype>
+#include <filesystem>
+
+#include "command_util.h"
 #include "experiments/config.h"
 #include "test_util.h"
 
@@ -9,6 +15,7 @@ namespace {
 
 using test::error_of;
 using test::ScratchDir;
+namespace fs = std::filesystem;
 
 // The error of loading `text` as a file, with the scratch path replaced by "x.toml".
 std::string file_error(const std::string& text) {
@@ -137,6 +144,67 @@ TEST(ConfigErrors, OverrideOfACrossCheckedKeyIsBlamedOverTheFile) {
   const std::string path = dir.write("x.toml", "[model]\nd_model = 96\nn_heads = 4\n");
   EXPECT_EQ(error_of([&] { load_config(path, {"model.n_heads=5"}); }),
             "override 'model.n_heads=5': [model] d_model (96) must be divisible by n_heads (5)");
+}
+
+// The "section.key" of every key whose written value is a number (config_to_toml of the defaults).
+std::vector<std::string> numeric_keys() {
+  std::vector<std::string> keys;
+  const std::string text = config_to_toml(RunConfig{});
+  for (const std::string& key : config_key_names()) {
+    const std::string name = key.substr(key.find('.') + 1);
+    const size_t at = text.find("\n" + name + " = ");
+    const char first = text[at + name.size() + 4];
+    if (at != std::string::npos && (std::isdigit(static_cast<unsigned char>(first)) || first == '-')) keys.push_back(key);
+  }
+  return keys;
+}
+
+TEST(ConfigErrors, NoNumericKeyTakesInfinityOrNan) {
+  const std::vector<std::string> keys = numeric_keys();
+  EXPECT_GE(keys.size(), 30u);  // every integer and float key of the table
+  for (const std::string& key : keys) {
+    for (const char* value : {"inf", "-inf", "nan", "+inf"}) {
+      const std::string override_text = key + "=" + value;
+      const std::string message = error_of([&] { load_config("", {override_text}); });
+      EXPECT_EQ(message.rfind("override '" + override_text + "': [" + key.substr(0, key.find('.')) + "] " +
+                              key.substr(key.find('.') + 1), 0), 0u) << message;
+    }
+  }
+  EXPECT_EQ(file_error("[optim]\nlr = inf\n"), "x.toml:2: [optim] lr: expected a finite float, got float inf");
+  EXPECT_EQ(file_error("[optim]\neps = inf\n"), "x.toml:2: [optim] eps: expected a finite float, got float inf");
+  EXPECT_EQ(file_error("[train]\ndivergence_loss = nan\n"),
+            "x.toml:2: [train] divergence_loss: expected a finite float, got float nan");
+}
+
+TEST(ConfigErrors, IntegersAreWholeAndInRange) {
+  EXPECT_EQ(file_error("[train]\nsteps = 1e30\n"), "x.toml:2: [train] steps must be an integer <= 9007199254740992, got float 1e+30");
+  EXPECT_EQ(file_error("[train]\nsteps = 9007199254740993\n"),
+            "x.toml:2: [train] steps must be <= 9007199254740992, got 9007199254740993");
+  EXPECT_EQ(file_error("[log]\nevery = 4611686018427387904\n"),
+            "x.toml:2: [log] every must be <= 9007199254740992, got 4611686018427387904");
+  EXPECT_EQ(file_error("[model]\nd_model = 1e300\n"),
+            "x.toml:2: [model] d_model must be an integer <= 9223372036854775807, got float 1e+300");
+  EXPECT_EQ(file_error("[train]\nsteps = -1e3\n"), "x.toml:2: [train] steps must be an integer >= 1, got float -1000");
+  EXPECT_EQ(file_error("[data]\ncopy_vocab = 4294967296\n"),
+            "x.toml:2: [data] copy_vocab must be <= 2147483647, got 4294967296");
+  EXPECT_EQ(file_error("[train]\ndevice = \"cuda:1x\"\n"), "x.toml:2: [train] device must be cpu, cuda or cuda:N; got 'cuda:1x'");
+  // A whole number written as a float is that integer.
+  EXPECT_EQ(load_config("", {"train.steps=1e3"}).train.steps, 1000);
+  EXPECT_EQ(load_config("", {"train.steps=9007199254740992"}).train.steps, int64_t{1} << 53);
+}
+
+TEST(ConfigErrors, ConfigPathMustBeARegularFile) {
+  ScratchDir dir;
+  fs::create_directories(dir.path() / "conf");
+  EXPECT_EQ(error_of([&] { load_config(dir.file("conf")); }), dir.file("conf") + ": is a directory, not a config file");
+  ASSERT_EQ(::mkfifo(dir.file("pipe").c_str(), 0644), 0);
+  EXPECT_EQ(error_of([&] { load_config(dir.file("pipe")); }),
+            dir.file("pipe") + ": not a regular file (a config must be a TOML file)");
+  // Through the binary: an error, and no run directory made with the defaults.
+  const auto r = test::run_command("cd " + dir.path().string() + " && " + test::kNormlab + " train conf --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("conf: is a directory"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "runs"));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ using test::ScratchDir;
 
 // A run directory with grad_norms.csv (3 layers, steps 0..200) and metrics.jsonl.
 std::string make_run(const ScratchDir& dir, const std::string& name, double scale) {
-  const auto run = prepare_run_dir(dir.file("runs"), name, false);
+  const auto run = prepare_run_dir(dir.file("runs"), name, RunDirMode::fresh).path;
   GradNormWriter grads(run / run_files::kGradNorms);
   for (int step = 0; step <= 200; step += 50) {
     std::vector<std::pair<std::string, double>> norms = {{"tok_emb.weight", 0.5}};
@@ -109,7 +109,7 @@ TEST(Plot, ErrorsNameWhatIsMissing) {
 
 TEST(Plot, InitPlotNeedsAStepZeroRow) {
   ScratchDir dir;
-  const auto run = prepare_run_dir(dir.file("runs"), "late", false);
+  const auto run = prepare_run_dir(dir.file("runs"), "late", RunDirMode::fresh).path;
   GradNormWriter(run / run_files::kGradNorms).write(10, {{"blocks.0.ffn.w2.weight", 1.0}});
   EXPECT_NE(error_of([&] { plot_init_grad_norms({run.string()}, dir.file("x.svg")); }).find("no step-0 row"),
             std::string::npos);
@@ -117,7 +117,7 @@ TEST(Plot, InitPlotNeedsAStepZeroRow) {
 
 TEST(Plot, NothingPositiveToDrawOnALogScale) {
   ScratchDir dir;
-  const auto run = prepare_run_dir(dir.file("runs"), "zeros", false);
+  const auto run = prepare_run_dir(dir.file("runs"), "zeros", RunDirMode::fresh).path;
   GradNormWriter(run / run_files::kGradNorms).write(0, {{"blocks.0.ffn.w2.weight", 0.0}});
   EXPECT_NE(error_of([&] { plot_init_grad_norms({run.string()}, dir.file("x.svg")); }).find("nothing to draw"),
             std::string::npos);

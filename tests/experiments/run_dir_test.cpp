@@ -23,30 +23,34 @@ std::vector<std::string> lines_of(const std::filesystem::path& path) {
 TEST(RunDir, FreshRunCreatesTheDirectoryAndRefusesACompletedOne) {
   ScratchDir dir;
   const std::string out = dir.file("runs");
-  const auto run = prepare_run_dir(out, "a", false);
+  const auto run = prepare_run_dir(out, "a", RunDirMode::fresh).path;
   EXPECT_TRUE(std::filesystem::is_directory(run));
   EXPECT_EQ(run, std::filesystem::path(out) / "a");
-  EXPECT_NO_THROW(prepare_run_dir(out, "a", false));  // interrupted (no summary): reused
+  EXPECT_NO_THROW(prepare_run_dir(out, "a", RunDirMode::fresh));  // still empty (its lock file aside)
   write_summary(run, {{"status", "completed"}, {"final_train_loss", 1.5}});
   EXPECT_TRUE(is_completed_run(run));
-  const std::string message = error_of([&] { prepare_run_dir(out, "a", false); });
+  const std::string message = error_of([&] { prepare_run_dir(out, "a", RunDirMode::fresh); });
   EXPECT_NE(message.find("[run_dir] '" + run.string() + "' already holds a completed run"), std::string::npos)
       << message;
-  EXPECT_NO_THROW(prepare_run_dir(out, "a", true));  // resuming is allowed
+  EXPECT_NE(message.find("--overwrite"), std::string::npos) << message;
+  EXPECT_NO_THROW(prepare_run_dir(out, "a", RunDirMode::resume));  // resuming is allowed
 }
 
-TEST(RunDir, StoppedRunIsNotCompleted) {
+TEST(RunDir, StoppedRunIsNotCompletedButNotEmptyEither) {
   ScratchDir dir;
-  const auto run = prepare_run_dir(dir.file("runs"), "s", false);
+  const auto run = prepare_run_dir(dir.file("runs"), "s", RunDirMode::fresh).path;
   write_summary(run, {{"status", "stopped"}});
   EXPECT_FALSE(is_completed_run(run));
-  EXPECT_NO_THROW(prepare_run_dir(dir.file("runs"), "s", false));
+  const std::string message = error_of([&] { prepare_run_dir(dir.file("runs"), "s", RunDirMode::fresh); });
+  EXPECT_NE(message.find("already holds an unfinished run (summary.json)"), std::string::npos) << message;
+  EXPECT_NE(message.find("--resume " + run.string()), std::string::npos) << message;
 }
 
 TEST(RunDir, ResumeNeedsAnExistingDirectory) {
   ScratchDir dir;
-  EXPECT_NE(error_of([&] { prepare_run_dir(dir.file("runs"), "missing", true); }).find("cannot resume"),
+  EXPECT_NE(error_of([&] { prepare_run_dir(dir.file("runs"), "missing", RunDirMode::resume); }).find("cannot resume"),
             std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("runs")));
 }
 
 TEST(RunDir, MetricsAreJsonLinesAndResumeDropsLaterSteps) {

@@ -10,6 +10,7 @@
 #include "experiments/config.h"
 #include "experiments/run_dir.h"
 #include "experiments/sweep.h"
+#include "sweep_test_util.h"
 #include "test_util.h"
 
 namespace normlab {
@@ -18,6 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::error_of;
 using test::ScratchDir;
+using test::TinySweep;
 
 std::vector<std::string> names_of(const std::vector<SweepPoint>& points) {
   std::vector<std::string> names;
@@ -119,21 +121,6 @@ TEST(SweepCsv, RoundTripsNamesWithCommasAndQuotes) {
             std::string::npos);
 }
 
-// A sweep over the tiny config: lr 1e-2 trains, lr 1e4 diverges (loss above 20 after one step).
-struct TinySweep {
-  ScratchDir dir;
-  std::string config = dir.write("tiny.toml", test::tiny_config_toml(dir.file("unused")));
-  SweepOptions options() const {
-    SweepOptions o;
-    o.config_path = config;
-    o.fixed_overrides = {"train.divergence_loss=20"};
-    o.out_dir = dir.file("sweep");
-    o.normlab_binary = test::kNormlab;
-    o.quiet = true;
-    return o;
-  }
-};
-
 TEST(SweepRun, DivergedPointIsAResultAndRerunSkipsCompletedPoints) {
   TinySweep s;
   SweepOptions options = s.options();
@@ -150,7 +137,7 @@ TEST(SweepRun, DivergedPointIsAResultAndRerunSkipsCompletedPoints) {
     EXPECT_FALSE(row.skipped);
     EXPECT_EQ(fs::path(row.run_dir), fs::path(options.out_dir) / row.point.name);
     EXPECT_TRUE(is_completed_run(row.run_dir));
-    EXPECT_TRUE(fs::exists(fs::path(row.run_dir) / "log.txt"));
+    EXPECT_TRUE(fs::exists(fs::path(options.out_dir) / "logs" / (row.point.name + ".txt")));
     if (!diverging) {
       EXPECT_TRUE(std::isfinite(row.final_val_loss) && row.final_val_loss > 0);
     }
@@ -184,7 +171,7 @@ TEST(SweepRun, DivergedPointIsAResultAndRerunSkipsCompletedPoints) {
     EXPECT_TRUE(same_number(again[i].final_train_loss, rows[i].final_train_loss));
     EXPECT_EQ(fs::last_write_time(fs::path(again[i].run_dir) / "summary.json"), summary_times[again[i].point.name]);
   }
-  // A point without its summary (an interrupted run) runs again; the others stay skipped.
+  // A point without its summary (an interrupted run) is resumed; the others stay skipped.
   fs::remove(fs::path(rows[0].run_dir) / "summary.json");
   const auto third = run_sweep(options, points);
   EXPECT_FALSE(third[0].skipped);

@@ -36,6 +36,8 @@ TEST(Presets, SetTheDocumentedFields) {
   EXPECT_EQ(gemma.norm_eps, 1e-6);
   EXPECT_EQ(gemma.ffn_type, "geglu");
   EXPECT_EQ(gemma.norm_placement, "pre");
+  EXPECT_EQ(gemma.embedding_scale, "sqrt_d");
+  EXPECT_EQ(llama.embedding_scale, "none");
   // Sizes and seed come from the base.
   EXPECT_EQ(gemma.d_model, base.d_model);
   EXPECT_EQ(gemma.seed, base.seed);

@@ -71,6 +71,28 @@ TEST(Schedule, InverseSqrtHalvesAtFourTimesWarmup) {
   EXPECT_LT(learning_rate(s, 1e-3, 100, 0), 1e-3);
 }
 
+// decay_every E: the inverse-sqrt law per epoch of E steps (Xiong et al.'s no-warmup runs keep
+// lr_max for the whole first epoch); E = 1 is the per-step law above.
+TEST(Schedule, InverseSqrtPerEpoch) {
+  auto s = sched("inverse_sqrt", 1);
+  s.decay_every = 100;
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 0, 0), 1e-3);
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 99, 0), 1e-3);               // still epoch 1
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 100, 0), 1e-3 / std::sqrt(2.0));  // epoch 2
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 399, 0), 0.5e-3);            // epoch 4
+  s.warmup_steps = 400;  // four warmup epochs: lr_max through epoch 4, then sqrt(4 / e)
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 399, 0), 1e-3);
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 400, 0), 1e-3 * std::sqrt(4.0 / 5.0));
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 1599, 0), 0.5e-3);  // epoch 16
+  s.warmup_steps = 50;  // warmup shorter than an epoch: lr_max to the end of epoch 1
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 99, 0), 1e-3);
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 399, 0), 0.5e-3);
+  s.decay_every = 1;  // the per-step law
+  EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 199, 0), 1e-3 * 0.5);
+  s.decay_every = 0;
+  EXPECT_THROW(learning_rate(s, 1e-3, 100, 0), Error);
+}
+
 TEST(Schedule, LinearDecay) {
   const auto s = sched("linear", 100, 1e-4);
   EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 100, 1100), 1e-3);

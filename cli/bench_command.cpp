@@ -1,0 +1,302 @@
+// normlab bench train CONFIG.toml [section.key=value ...] [--steps N] [--warmup W] [--threads T]
+//                    [--random-data] [--json] [--resolved-config FILE] [--losses-from FILE]
+//
+// Times whole training steps of the model, optimizer and batch shape a config describes:
+// W untimed warm-up steps, then N timed steps, each = forward + loss, backward, gradient-norm
+// clipping (the norm is always measured, as the trainer logs it), optimizer step, zero_grad.
+// Batches are drawn before timing (the dataset's, or uniform random ids of model.vocab_size with
+// --random-data or data.source = "random"), so the figures are the step alone.
+//
+// Figures: median/min/max ms per step, tokens/s = B T / median, peak RSS (getrusage ru_maxrss),
+// the share of step time per op family (core/profiler.h; "other" = the rest: tape, copies,
+// embedding, cross-entropy, allocation), and achieved GFLOP/s = flops / median with
+//   flops per step = 6 N B T + 12 L B T^2 C
+// N = the weights every token multiplies through: every 2-d parameter except the position
+// embedding, i.e. the Linear weights plus the head (V x C, the token embedding when tied).
+// 6 N B T: 2 per multiply-add in forward, twice that in backward (Kaplan et al. 2020).
+// 12 L B T^2 C: per layer, q k^T and p v are 2 B T^2 C flops each forward, twice that backward;
+// the causal mask's upper triangles are counted in full because the kernels compute them
+// (the PaLM appendix's 12 L H Q T per token). Biases, norms, softmax and the loss are not counted.
+//
+// train.device = "cuda": model and batches on the GPU; each step ends in loss.item(), which waits for
+// the GPU, so step times are whole. The op-family shares then measure host-side launch time, not
+// kernel time: pass --no-profile there.
+//
+// --losses-from FILE (a `normlab grads` dump: "param.<name>", "inputs", "targets"): loads the
+// parameters and the batch and trains N steps on that one batch, printing the loss before each
+// update: the first losses to compare with bench/torch_reference.py --load-grads FILE --losses N.
+#include <fmt/core.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "autograd/tape.h"
+#include "core/backend.h"
+#include "core/profiler.h"
+#include "cli/commands.h"
+#include "experiments/config.h"
+#include "experiments/safetensors.h"
+#include "nn/transformer.h"
+
+namespace normlab::cli {
+
+namespace {
+
+struct BenchOptions {
+  std::string config_path;
+  std::vector<std::string> overrides;
+  int64_t steps = 20, warmup = 3;
+  int threads = 0;  // 0: the config's train.threads
+  bool json = false, random_data = false, no_profile = false;
+  std::string resolved_config, losses_from;
+};
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// N of the flop formula above.
+int64_t matmul_parameter_count(const TransformerLM& model) {
+  int64_t n = 0;
+  for (const auto& [name, param] : model.named_parameters()) {
+    if (param.dim() != 2 || name.starts_with("pos_emb")) continue;
+    if (name.starts_with("tok_emb") && !model.config().tie_embeddings) continue;
+    n += param.value().numel();
+  }
+  return n;
+}
+
+std::vector<Batch> draw_batches(const RunConfig& config, const Dataset* dataset, int64_t count) {
+  Generator gen(config.train.seed);
+  const int64_t b = config.train.batch_size, t = config.train.context, v = config.model.vocab_size;
+  std::vector<Batch> batches;
+  for (int64_t i = 0; i < count; ++i) {
+    if (dataset) {
+      batches.push_back(dataset->sample(false, b, t, gen));
+      continue;
+    }
+    std::vector<int32_t> ids(static_cast<size_t>(b * t)), targets(ids.size());
+    for (auto& id : ids) id = static_cast<int32_t>(gen.below(static_cast<uint64_t>(v)));
+    for (auto& id : targets) id = static_cast<int32_t>(gen.below(static_cast<uint64_t>(v)));
+    batches.push_back({Tensor::from_ints(ids, {b, t}), Tensor::from_ints(targets, {b, t})});
+  }
+  return batches;
+}
+
+// One training step; returns the loss before the update.
+double train_step(TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params,
+                  const RunConfig& config, const Batch& batch, int64_t step) {
+  model.set_dropout_seed(config.train.seed + static_cast<uint64_t>(step));
+  const Var loss = model.loss(batch.inputs, batch.targets);
+  backward(loss);
+  clip_grad_norm(params, config.optim.grad_clip);
+  optimizer.step(learning_rate(config.schedule, config.optim.lr, step, config.train.steps));
+  optimizer.zero_grad();
+  return loss.item();
+}
+
+// The dump's "param.<name>" tensors must be exactly the model's, in its dtype and shapes.
+void load_parameters(TransformerLM& model, const SafetensorsFile& dump) {
+  NoGradGuard no_grad;
+  std::vector<TensorSpec> expected;
+  for (const auto& [name, param] : model.named_parameters())
+    expected.push_back({"param." + name, param.dtype(), param.shape()});
+  check_tensors(dump, expected, "param.", "bench");
+  for (auto& [name, param] : model.named_parameters()) param.value().copy_(dump.get("param." + name));
+}
+
+void run_losses(const BenchOptions& opt, const SafetensorsFile& dump, const RunConfig& config,
+                TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
+  load_parameters(model, dump);
+  const Batch batch{dump.get("inputs").to(DType::I32), dump.get("targets").to(DType::I32)};
+  std::vector<double> losses;
+  for (int64_t step = 0; step < opt.steps; ++step) {
+    losses.push_back(train_step(model, optimizer, params, config, batch, step));
+    if (!opt.json) fmt::print("step {:4d}  loss {:.10f}\n", step, losses.back());
+  }
+  if (opt.json) {
+    nlohmann::json out = {{"framework", "normlab"}, {"mode", "losses"}, {"losses", losses}};
+    fmt::print("{}\n", out.dump());
+  }
+}
+
+// What training must hold at its peak, against what it held (host memory, CPU runs):
+//   required = parameters + gradients + optimizer state + the activations the tape keeps for
+//   backward (measured as the allocator's growth from before the forward pass to the loss).
+// The allocator's peak over one step, and the process's peak RSS, are compared with it.
+nlohmann::ordered_json measure_memory(TransformerLM& model, Optimizer& optimizer,
+                                      const std::vector<Var>& params, const RunConfig& config,
+                                      const Batch& batch, int64_t step) {
+  double param_bytes = 0, state_bytes = 0;
+  for (const Var& p : params) param_bytes += static_cast<double>(p.value().nbytes());
+  for (const auto& [name, t] : optimizer.state()) state_bytes += static_cast<double>(t.nbytes());
+  const double before = static_cast<double>(host_memory_stats().in_use);
+  reset_host_memory_peak();
+  model.set_dropout_seed(config.train.seed + static_cast<uint64_t>(step));
+  Var loss = model.loss(batch.inputs, batch.targets);
+  const double activations = static_cast<double>(host_memory_stats().in_use) - before;
+  backward(loss);
+  clip_grad_norm(params, config.optim.grad_clip);
+  optimizer.step(learning_rate(config.schedule, config.optim.lr, step, config.train.steps));
+  optimizer.zero_grad();
+  const double peak = static_cast<double>(host_memory_stats().peak);
+  const double mib = 1.0 / (1024.0 * 1024.0);
+  const double required = 2 * param_bytes + state_bytes + activations;
+  return {{"params_mib", param_bytes * mib},          {"grads_mib", param_bytes * mib},
+          {"optimizer_state_mib", state_bytes * mib}, {"activations_mib", activations * mib},
+          {"required_mib", required * mib},           {"allocator_peak_mib", peak * mib},
+          {"peak_rss_mib", peak_rss_mib()},            {"allocator_peak_over_required", peak / required},
+          {"rss_over_required", peak_rss_mib() / (required * mib)}};
+}
+
+void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
+                TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
+  std::vector<Batch> batches = draw_batches(config, dataset, std::min<int64_t>(opt.warmup + opt.steps, 16));
+  const Device device = parse_device(config.train.device);
+  for (Batch& batch : batches) {  // on the model's device before timing
+    batch.inputs = batch.inputs.to(device);
+    batch.targets = batch.targets.to(device);
+  }
+  int64_t step = 0;
+  for (int64_t i = 0; i < opt.warmup; ++i, ++step)
+    train_step(model, optimizer, params, config, batches[step % batches.size()], step);
+  profiler_reset();
+  profiler_enable(!opt.no_profile);
+  std::vector<double> ms;
+  double last_loss = 0.0;
+  for (int64_t i = 0; i < opt.steps; ++i, ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    last_loss = train_step(model, optimizer, params, config, batches[step % batches.size()], step);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  profiler_enable(false);
+  const ProfileTotals totals = profiler_totals();
+  nlohmann::ordered_json memory;
+  if (device.kind == DeviceKind::CPU)
+    memory = measure_memory(model, optimizer, params, config, batches[step % batches.size()], step);
+  double timed_ms = 0.0;
+  for (double m : ms) timed_ms += m;
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+
+  const ModelConfig& m = config.model;
+  const int64_t b = config.train.batch_size, t = config.train.context;
+  const int64_t matmul_params = matmul_parameter_count(model);
+  const double flops = 6.0 * static_cast<double>(matmul_params) * static_cast<double>(b * t) +
+                       12.0 * static_cast<double>(m.n_layers * b * t * t * m.d_model);
+  const double tokens_per_s = static_cast<double>(b * t) / (median * 1e-3);
+  const double gflops = flops / (median * 1e-3) / 1e9;
+
+  nlohmann::ordered_json breakdown = nlohmann::ordered_json::object();
+  double accounted = 0.0;
+  for (int f = 0; f < kOpFamilyCount; ++f) {
+    const auto family = static_cast<OpFamily>(f);
+    if (family == OpFamily::Other) continue;
+    const double pct = timed_ms > 0 ? 100.0 * totals.seconds[f] * 1e3 / timed_ms : 0.0;
+    breakdown[op_family_name(family)] = pct;
+    accounted += pct;
+  }
+  breakdown["other"] = opt.no_profile ? 0.0 : std::max(0.0, 100.0 - accounted);
+
+  nlohmann::ordered_json out = {
+      {"framework", "normlab"}, {"config", opt.config_path}, {"device", config.train.device},
+      {"threads", num_threads()},
+      {"batch", b}, {"context", t}, {"layers", m.n_layers}, {"d_model", m.d_model},
+      {"heads", m.n_heads}, {"vocab", m.vocab_size}, {"params", model.parameter_count()},
+      {"matmul_params", matmul_params}, {"optimizer", config.optim.name}, {"steps", opt.steps},
+      {"warmup", opt.warmup}, {"median_ms", median}, {"min_ms", sorted.front()},
+      {"max_ms", sorted.back()}, {"tokens_per_s", tokens_per_s}, {"flops_per_step", flops},
+      {"gflops", gflops}, {"peak_rss_mib", peak_rss_mib()}, {"final_loss", last_loss},
+      {"profiled", !opt.no_profile}, {"breakdown_pct", breakdown}, {"memory", memory}};
+  if (opt.json) {
+    fmt::print("{}\n", out.dump());
+    return;
+  }
+  fmt::print("normlab bench: {}  L={} C={} H={} V={} B={} T={}  {} params ({} in matmuls)  {}  {}  threads {}\n",
+             opt.config_path, m.n_layers, m.d_model, m.n_heads, m.vocab_size, b, t,
+             model.parameter_count(), matmul_params, config.optim.name, config.train.device, num_threads());
+  fmt::print("  step time   median {:.2f} ms   min {:.2f}   max {:.2f}   ({} timed, {} warm-up)\n",
+             median, sorted.front(), sorted.back(), opt.steps, opt.warmup);
+  fmt::print("  throughput  {:.0f} tokens/s   {:.2f} GFLOP/s ({:.3g} GFLOP/step)\n", tokens_per_s,
+             gflops, flops / 1e9);
+  fmt::print("  peak RSS    {:.1f} MiB\n", peak_rss_mib());
+  if (!memory.empty())
+    fmt::print("  memory      params {:.1f} + grads {:.1f} + optimizer {:.1f} + activations {:.1f} = required {:.1f} MiB;\n"
+               "              allocator peak {:.1f} MiB ({:.2f}x required), peak RSS {:.2f}x required\n",
+               memory["params_mib"].get<double>(), memory["grads_mib"].get<double>(),
+               memory["optimizer_state_mib"].get<double>(), memory["activations_mib"].get<double>(),
+               memory["required_mib"].get<double>(), memory["allocator_peak_mib"].get<double>(),
+               memory["allocator_peak_over_required"].get<double>(), memory["rss_over_required"].get<double>());
+  if (!opt.no_profile) {
+    fmt::print("  time by op family (% of timed step time):\n");
+    for (auto& [name, pct] : breakdown.items()) fmt::print("    {:<12} {:5.1f}%\n", name, pct.get<double>());
+  }
+}
+
+void run_bench_train(const BenchOptions& opt) {
+  NL_CHECK(opt.steps > 0, "bench", "--steps must be > 0, got {}", opt.steps);
+  NL_CHECK(opt.warmup >= 0, "bench", "--warmup must be >= 0, got {}", opt.warmup);
+  RunConfig config = load_config(opt.config_path, opt.overrides);
+  set_num_threads(opt.threads > 0 ? opt.threads : config.train.threads);
+  std::unique_ptr<Dataset> dataset;
+  SafetensorsFile dump;
+  const bool random = opt.random_data || config.data.source == "random";
+  if (!opt.losses_from.empty()) {  // the dump decides the vocabulary and the dtype
+    dump = load_safetensors(opt.losses_from);
+    const Tensor& embedding = dump.get("param.tok_emb.weight");
+    config.model.vocab_size = embedding.size(0);
+    config.model.dtype = embedding.dtype() == DType::F64 ? "float64" : "float32";
+  } else if (!random) {
+    dataset = make_dataset(config.data);
+    config.model.vocab_size = dataset->vocab_size();
+  }
+  if (!opt.resolved_config.empty()) {
+    std::ofstream file(opt.resolved_config);
+    file << config_to_toml(config);
+    NL_CHECK(file.good(), "bench", "cannot write --resolved-config '{}'", opt.resolved_config);
+  }
+  TransformerLM model(config.model);
+  model.to(parse_device(config.train.device));  // train.device=cuda: built on the host, then moved
+  model.train();
+  const auto named = model.named_parameters();
+  std::vector<Var> params;
+  for (const auto& [name, param] : named) params.push_back(param);
+  std::unique_ptr<Optimizer> optimizer = make_optimizer(config.optim, named);
+  if (!opt.losses_from.empty()) run_losses(opt, dump, config, model, *optimizer, params);
+  else run_timing(opt, config, dataset.get(), model, *optimizer, params);
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, int& exit_code) {
+  auto* bench = app.add_subcommand("bench", "Benchmarks (compare with bench/torch_reference.py)");
+  bench->require_subcommand(1);
+  auto* train = bench->add_subcommand("train", "Time training steps of a config's model and optimizer");
+  auto opt = std::make_shared<BenchOptions>();
+  train->add_option("config", opt->config_path, "config file (TOML)")->required();
+  train->add_option("overrides", opt->overrides, "section.key=value overrides");
+  train->add_option("--steps", opt->steps, "timed steps (--losses-from: steps to train)")->capture_default_str();
+  train->add_option("--warmup", opt->warmup, "untimed warm-up steps")->capture_default_str();
+  train->add_option("--threads", opt->threads, "CPU threads (default: train.threads)");
+  train->add_flag("--random-data", opt->random_data, "uniform random ids of model.vocab_size");
+  train->add_flag("--json", opt->json, "print one JSON line with every figure");
+  train->add_flag("--no-profile", opt->no_profile, "do not time op families");
+  train->add_option("--resolved-config", opt->resolved_config,
+                    "write the resolved config (vocab from the data) to this TOML file");
+  train->add_option("--losses-from", opt->losses_from,
+                    "a `normlab grads` dump: train --steps steps on its parameters and batch, printing losses");
+  train->callback([opt, &exit_code] {
+    run_bench_train(*opt);
+    exit_code = 0;
+  });
+  return bench;
+}
+
+}  // namespace normlab::cli

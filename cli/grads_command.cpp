@@ -1,0 +1,47 @@
+// normlab grads CONFIG.toml [overrides] --out FILE.safetensors
+// Builds the model, takes one training batch and writes, for cross-checking in another framework
+// (layout in docs/grads_format.md):
+//   "param.<name>"  every parameter at initialization      "grad.<name>"  its gradient
+//   "inputs", "targets" (int32 (B,T))                       "loss" (float64, shape (1,))
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "experiments/config.h"
+#include "experiments/safetensors.h"
+#include "autograd/tape.h"
+#include "nn/transformer.h"
+
+namespace normlab::cli {
+
+CLI::App* add_grads_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("grads", "Dump parameters, one batch, the loss and every gradient at init");
+  auto config = std::make_shared<std::string>();
+  auto overrides = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("config", *config, "config file")->required();
+  cmd->add_option("overrides", *overrides, "overrides such as model.n_layers=2");
+  cmd->add_option("--out", *out, "output .safetensors file")->required();
+  cmd->callback([=, &exit_code] {
+    RunConfig rc = load_config(*config, *overrides);
+    std::unique_ptr<Dataset> data = make_dataset(rc.data);
+    rc.model.vocab_size = data->vocab_size();
+    TransformerLM model(rc.model);
+    Generator gen(rc.train.seed);
+    Batch batch = data->sample(false, rc.train.batch_size, rc.train.context, gen);
+    Var loss = model.loss(batch.inputs, batch.targets);
+    backward(loss);
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    for (const auto& [name, p] : model.named_parameters()) {
+      tensors.emplace_back("param." + name, p.value());
+      tensors.emplace_back("grad." + name, p.grad().defined() ? p.grad() : Tensor::zeros(p.shape(), p.dtype()));
+    }
+    tensors.emplace_back("inputs", batch.inputs);
+    tensors.emplace_back("targets", batch.targets);
+    tensors.emplace_back("loss", Tensor::from_vector({loss.item()}, {1}, DType::F64));
+    save_safetensors(*out, tensors, {{"config", config_to_toml(rc)}, {"loss", fmt::format("{:.17g}", loss.item())}});
+    fmt::print("wrote {} ({} parameters, loss {:.6f})\n", *out, model.named_parameters().size(), loss.item());
+  });
+  return cmd;
+}
+
+}  // namespace normlab::cli

@@ -1,0 +1,40 @@
+// normlab plot RUN_DIR... --out FILE.svg|.png [--kind init_grad_norms|grad_norms_over_steps|loss]
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "experiments/plot.h"
+
+namespace normlab::cli {
+
+CLI::App* add_plot_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("plot", "Plot gradient norms and loss curves of run directories (gnuplot)");
+  auto runs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  auto kind = std::make_shared<std::string>("init_grad_norms");
+  auto metric = std::make_shared<std::string>(kDefaultGradMetric);
+  auto title = std::make_shared<std::string>();
+  auto log_y = std::make_shared<bool>(false);
+  cmd->add_option("runs", *runs, "run directories")->required();
+  cmd->add_option("--out", *out, "output file (.svg or .png)")->required();
+  cmd->add_option("--kind", *kind,
+                  "init_grad_norms: per-layer gradient norm at initialization (one line per run); "
+                  "grad_norms_over_steps: per-layer gradient norm over training (first run); "
+                  "loss: train/val loss curves")
+      ->check(CLI::IsMember({"init_grad_norms", "grad_norms_over_steps", "loss"}))
+      ->capture_default_str();
+  cmd->add_option("--metric", *metric,
+                  "gradient column suffix per layer: ffn.w2.weight, ffn.w1.weight, ... or 'layer' for the "
+                  "whole layer's norm")
+      ->capture_default_str();
+  cmd->add_option("--title", *title, "chart title");
+  cmd->add_flag("--log-y", *log_y, "log-scale loss axis (loss plots)");
+  cmd->callback([=, &exit_code] {
+    if (*kind == "init_grad_norms") plot_init_grad_norms(*runs, *out, *metric, *title);
+    else if (*kind == "grad_norms_over_steps") plot_grad_norms_over_steps(runs->front(), *out, *metric, *title);
+    else plot_loss_curves(*runs, *out, *title, *log_y);
+    fmt::print("wrote {}\n", *out);
+  });
+  return cmd;
+}
+
+}  // namespace normlab::cli

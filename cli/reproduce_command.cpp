@@ -1,0 +1,39 @@
+// normlab reproduce xiong [--quick] [--jobs N] [--out DIR] [--only E1,E3,...] [--configs DIR]
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "xiong/suite.h"
+
+namespace normlab::cli {
+
+CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("reproduce", "Run a paper's experiment suite and write its report");
+  cmd->require_subcommand(1);
+  auto* xiong = cmd->add_subcommand(
+      "xiong", "Xiong et al. 2020 (Post-LN vs Pre-LN): Theorem 1, gradient profile, warmup, lr sensitivity, "
+               "amplification/DeepNorm, RMSNorm; writes DIR/report.md and figures");
+  auto options = std::make_shared<xiong::SuiteOptions>();
+  auto only = std::make_shared<std::vector<std::string>>();
+  xiong->add_flag("--quick", options->quick, "small grid, few steps (< 5 min on 2 cores)");
+  xiong->add_option("--jobs", options->jobs, "training runs at a time (each on one thread when > 1)")
+      ->check(CLI::PositiveNumber);
+  xiong->add_option("--out", options->out_dir, "output directory (default runs/xiong or runs/xiong-quick)");
+  xiong->add_option("--only", *only, "experiments to run, e.g. E1,E3 (default: all)")->delimiter(',');
+  xiong->add_option("--configs", options->config_dir, "directory of the suite's TOML files (default: "
+                    "xiong/configs of the source tree)");
+  xiong->add_flag("--quiet", options->quiet, "no progress output");
+  xiong->add_flag("--text", options->text, "also run E3 on the text corpus (text_corpus.toml; not in the 90-minute grid)");
+  xiong->callback([options, only, &exit_code] {
+    options->only.clear();
+    for (std::string id : *only) {
+      for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      options->only.insert(id);
+    }
+    const std::string report = xiong::run_xiong_suite(*options);
+    fmt::print("{}\n", report);
+    exit_code = 0;
+  });
+  return cmd;
+}
+
+}  // namespace normlab::cli

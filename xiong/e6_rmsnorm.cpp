@@ -1,0 +1,140 @@
+// E6: RMSNorm vs LayerNorm: Theorem 1 with RMSNorm, the Post-LN warmup effect with RMSNorm, and the
+// measured step time of each norm (end to end, and the norm op alone), timed side by side.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "experiments/config.h"
+#include "xiong/experiments.h"
+#include "xiong/outcomes.h"
+
+namespace normlab::xiong {
+
+namespace {
+
+// Step and norm-op times (ms) of equal models with LayerNorm and RMSNorm, alternating samples.
+nlohmann::json measure_timing(const Context& ctx) {
+  const Grids& g = ctx.grids;
+  const RunConfig rc = load_config(ctx.config_path(g.copy_config));
+  ModelConfig ln = rc.model, rms = rc.model;
+  ln.vocab_size = rms.vocab_size = rc.data.copy_vocab;
+  ln.norm_type = "layernorm";
+  rms.norm_type = "rmsnorm";
+  ProbeBatch probe{rc.train.batch_size, rc.train.context, 1, false};
+  nlohmann::json out;
+  for (const std::string placement : {"pre", "post"}) {
+    ln.norm_placement = rms.norm_placement = placement;
+    const auto ms = step_ms_samples({ln, rms}, probe, g.timing_warmup, g.timing_repeats);
+    out["step_ms"][placement] = {{"layernorm", ms[0]}, {"rmsnorm", ms[1]}};
+  }
+  const int64_t rows = rc.train.batch_size * rc.train.context;
+  const auto norm_ms = norm_ms_samples(ln, {"layernorm", "rmsnorm"}, rows, 10 * g.timing_warmup, 20 * g.timing_repeats);
+  out["norm_ms"] = {{"layernorm", norm_ms[0]}, {"rmsnorm", norm_ms[1]}, {"rows", rows}, {"dim", ln.d_model}};
+  out["model"] = fmt::format("d {}, L {}, {} heads, FFN {}, batch {} x {}", ln.d_model, ln.n_layers, ln.n_heads,
+                             ln.d_ff, rc.train.batch_size, rc.train.context);
+  return out;
+}
+
+// LayerNorm time / RMSNorm time: ratio of the medians, bootstrap over the side-by-side samples.
+Interval time_ratio(const std::vector<double>& layernorm, const std::vector<double>& rmsnorm) {
+  return bootstrap(static_cast<int>(std::min(layernorm.size(), rmsnorm.size())), [&](const std::vector<int>& pick) {
+    std::vector<double> a, b;
+    for (const int i : pick) {
+      a.push_back(layernorm[static_cast<size_t>(i)]);
+      b.push_back(rmsnorm[static_cast<size_t>(i)]);
+    }
+    return median_of(a) / median_of(b);
+  });
+}
+
+std::string timing_part(const Context& ctx, Section& s) {
+  const Grids& g = ctx.grids;
+  const nlohmann::json t = cached(ctx, "e6_timing", {{"config", g.copy_config}, {"repeats", g.timing_repeats},
+                                                      {"version", 2}}, [&] { return measure_timing(ctx); });
+  std::vector<std::vector<std::string>> rows;
+  auto row = [&](const std::string& what, const nlohmann::json& pair) -> Interval {
+    const auto a = pair["layernorm"].get<std::vector<double>>(), b = pair["rmsnorm"].get<std::vector<double>>();
+    const Interval r = time_ratio(a, b);
+    rows.push_back({what, num(median_of(a), 4), num(median_of(b), 4), interval_text(r)});
+    return r;
+  };
+  const Interval pre = row("training step, pre", t["step_ms"]["pre"]);
+  row("training step, post", t["step_ms"]["post"]);
+  const Interval op = row(fmt::format("norm forward + backward, {} x {}", t["norm_ms"]["rows"].get<int64_t>(),
+                                      t["norm_ms"]["dim"].get<int64_t>()), t["norm_ms"]);
+  Verdict step{"E6b", "RMSNorm speeds up training end to end", "RMSNorm paper: 7%-64% faster",
+               "step time LayerNorm / RMSNorm, Pre-LN (ratio of medians)", pre};
+  step.decide_direction(1.0, Side::Above);
+  Verdict norm{"E6c", "The RMSNorm op is faster than LayerNorm", "seed articles: 15-30% faster",
+               "norm forward + backward time, LayerNorm / RMSNorm (ratio of medians)", op};
+  norm.decide_direction(1.0, Side::Above);
+  s.verdicts.insert(s.verdicts.end(), {step, norm});
+  return fmt::format("Median wall time, same process, alternating LayerNorm and RMSNorm models ({}); ratio: "
+                     "LayerNorm time / RMSNorm time (> 1: RMSNorm faster), bootstrap over the side-by-side "
+                     "samples:\n\n", t["model"].get<std::string>()) +
+         md_table({"what", "LayerNorm ms", "RMSNorm ms", "ratio [95% CI]"}, rows) + "\n";
+}
+
+TrainPoint arm(const std::string& placement, const std::string& norm, const std::string& lr, int64_t warmup) {
+  return {placement, norm, "adam", lr, warmup, 1};
+}
+
+}  // namespace
+
+std::vector<TrainPoint> e6_points(const Grids& g) {
+  std::vector<TrainPoint> points;
+  // Post-LN with each norm, without and with the long warmup (LayerNorm's arms are E3's).
+  for (const std::string norm : {"rmsnorm", "layernorm"})
+    for (const std::string w : {"none", "long"})
+      for (const int seed : g.seeds) {
+        TrainPoint t = arm("post", norm, g.slice_lr, g.warmup_steps(w));
+        t.seed = seed;
+        points.push_back(t);
+      }
+  return points;
+}
+
+Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part) {
+  const Grids& g = ctx.grids;
+  Section s{"E6", "RMSNorm vs LayerNorm", "", {}};
+  const nlohmann::json ln = theorem1_probe(ctx, "layernorm"), rms = theorem1_probe(ctx, "rmsnorm");
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string norm : {"layernorm", "rmsnorm"})
+    for (const std::string p : {"post", "pre"})
+      rows.push_back({norm, p, interval_text(theorem1_exponent(norm == std::string("layernorm") ? ln : rms, p,
+                                                               g.e1_depths), 2)});
+  s.markdown += "Theorem 1's fitted exponent of L (E1's grid and seeds, bootstrap interval) for each norm:\n\n" +
+                md_table({"norm", "placement", "exponent [95% CI]"}, rows) + "\n";
+  Verdict post{"E6a.post", "Theorem 1 with RMSNorm: Post-LN flat", "(not in the paper) exponent 0",
+               "fitted exponent of L, RMSNorm Post-LN", theorem1_exponent(rms, "post", g.e1_depths)};
+  post.decide_equivalence(0.0, 0.25);
+  Verdict pre{"E6a.pre", "Theorem 1 with RMSNorm: Pre-LN like 1/sqrt(L)", "(not in the paper) exponent -0.5",
+              "fitted exponent of L, RMSNorm Pre-LN", theorem1_exponent(rms, "pre", g.e1_depths)};
+  pre.decide_equivalence(-0.5, 0.25);
+  s.verdicts.insert(s.verdicts.end(), {post, pre});
+  s.markdown += timing_part(ctx, s);
+  if (!train_part) return s;
+
+  const Baseline base = copy_baseline(ctx);
+  const int64_t steps = load_config(ctx.config_path(g.copy_config)).train.steps;
+  std::vector<std::vector<std::string>> wrows;
+  for (const std::string w : {"none", "long"}) {
+    const int64_t W = g.warmup_steps(w);
+    wrows.push_back({"post", w, summarize(copy, arm("post", "layernorm", g.slice_lr, W), g.seeds, base).text(),
+                     summarize(copy, arm("post", "rmsnorm", g.slice_lr, W), g.seeds, base).text()});
+  }
+  s.markdown += fmt::format("Warmup slice on the copy task (lr_max {}, {} steps), final validation loss. {}\n\n",
+                            g.slice_lr, steps, base.describe());
+  s.markdown += md_table({"placement", "warmup", "LayerNorm", "RMSNorm"}, wrows) + "\n";
+  auto finals = [&](const std::string& w) {
+    return copy.per_seed(arm("post", "rmsnorm", g.slice_lr, g.warmup_steps(w)), g.seeds,
+                         [](const RunOutcome& r) { return r.capped_final(); });
+  };
+  Verdict warm{"E6d", "Post-LN with RMSNorm needs warmup too", "(not in the paper) as E3a",
+               "final val loss, RMSNorm Post-LN none - long (nats)", paired_difference(finals("none"), finals("long")),
+               steps};
+  warm.decide_direction(0.0, Side::Above);
+  s.verdicts.push_back(warm);
+  return s;
+}
+
+}  // namespace normlab::xiong

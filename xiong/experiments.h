@@ -1,0 +1,52 @@
+// The experiments of `normlab reproduce xiong` (docs/xiong/README.md):
+//   E1 Theorem 1 and Lemma 2 at init                 e1_theorem1.cpp
+//   E2 per-layer gradient profile at init             e2_profile.cpp
+//   E3 warmup study (copy task, text; Adam, SGD, RAdam)  e3_warmup.cpp
+//   E4 learning-rate sensitivity                      e4_lr_sensitivity.cpp
+//   E5 Admin amplification, DeepNorm, sandwich        e5_beyond.cpp
+//   E6 RMSNorm vs LayerNorm                           e6_rmsnorm.cpp
+//   E7 gradient profile over training, Adam's update size   e7_mechanism.cpp
+// Init-time probes run in this process and are cached (report.h: cached); training runs go through
+// one sweep per base config (training.h), whose points each experiment lists here.
+#pragma once
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "xiong/report.h"
+#include "xiong/training.h"
+
+namespace normlab::xiong {
+
+// The base model of the init probes: ctx's copy of grids.probe_config plus grids.probe_overrides
+// plus `extra` overrides.
+ModelConfig probe_model(const Context& ctx, const std::vector<std::string>& extra = {});
+
+// ---- E1 ----
+// Theorem 1 / Lemma 2 measurements for one norm type (cached): for "post" and "pre", per seed the
+// last layer's ||dL/dW2|| at each depth, the residual ||x_l||^2/d and Lemma 2's ||x_{l,5}||^2/d at
+// the largest depth; "theory" repeats them with d_ff = d and unit-variance input.
+nlohmann::json theorem1_probe(const Context& ctx, const std::string& norm_type);
+// The fitted exponent of L (log-log slope of the seed-mean norms) with a bootstrap interval over seeds.
+Interval theorem1_exponent(const nlohmann::json& probe, const std::string& placement,
+                           const std::vector<int64_t>& depths, bool theory = false);
+Section run_e1(const Context& ctx);
+
+// ---- E2 ----
+Section run_e2(const Context& ctx);
+
+// ---- training points of E3 / E4 / E5b-c / E6 / E7 ----
+std::vector<TrainPoint> e3_points(const Grids& g);
+std::vector<TrainPoint> e3_text_points(const Grids& g);
+std::vector<TrainPoint> e4_points(const Grids& g);
+std::vector<TrainPoint> e5_points(const Grids& g);
+std::vector<TrainPoint> e6_points(const Grids& g);
+std::vector<TrainPoint> e7_points(const Grids& g);
+
+Section run_e3(const Context& ctx, const TrainingResults& copy, const TrainingResults& text);
+Section run_e4(const Context& ctx, const TrainingResults& copy);
+Section run_e5(const Context& ctx, const TrainingResults& copy, bool train_part);
+Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part);
+Section run_e7(const Context& ctx, const TrainingResults& copy);
+
+}  // namespace normlab::xiong

@@ -1,0 +1,87 @@
+// The grids of `normlab reproduce xiong`, full and --quick, in one place: which depths, seeds,
+// learning rates, warmups and optimizers each experiment measures, and which TOML file under
+// xiong/configs/ holds each base configuration. The report prints these grids verbatim.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiments/sweep.h"
+#include "xiong/probes.h"
+
+namespace normlab::xiong {
+
+// One training run of the suite. Every run of a sweep sets the same keys, so a run shared by
+// several experiments (E3's grid, E4's lr sweep, the slices) is trained once.
+struct TrainPoint {
+  std::string placement = "post";   // model.norm_placement
+  std::string norm_type = "layernorm";
+  std::string optimizer = "adam";   // optim.name
+  std::string lr = "1e-3";          // optim.lr, as written in names and overrides
+  int64_t warmup = 1;               // schedule.warmup_steps; 1 = no warmup (the paper's T_warmup = 1)
+  int seed = 1;                     // train.seed and model.seed
+  std::string embedding_scale;      // model.embedding_scale; "" = the base config's (diagnostic arms)
+
+  double lr_value() const;
+  // "post-layernorm-adam-lr1e-3-w1-s1" (+ "-emb<scale>" when set): the run directory's name.
+  std::string name() const;
+  SweepPoint sweep_point() const;
+  bool operator==(const TrainPoint& o) const { return name() == o.name(); }
+};
+
+struct WarmupLevel {
+  std::string label;  // "none" | "short" | "long"
+  int64_t steps;      // schedule.warmup_steps
+};
+
+struct Grids {
+  bool quick = false;
+
+  // ---- init-time probes (E1, E2, E6's E1): base model in probe_config ----
+  std::string probe_config = "theorem1.toml";
+  std::vector<std::string> probe_overrides;  // applied to the base model (quick: narrower)
+  std::vector<int64_t> e1_depths;
+  int e1_seeds = 8;
+  ProbeBatch e1_probe;
+  std::vector<int64_t> e2_depths;
+  int e2_seeds = 8;
+  ProbeBatch e2_probe;
+  int torch_seeds = 2;  // seeds of E1/E2 recomputed by the PyTorch model (full suite, when torch is found)
+
+  // ---- E5a amplification and the Adam update-size probe ----
+  std::string amp_config = "amplification.toml";
+  std::vector<int64_t> amp_depths;
+  int amp_seeds = 8;
+  double amp_lr = 5e-5;
+  ProbeBatch amp_probe;
+  int update_steps = 40;  // Adam steps of the update-size probe (copy task, lr slice_lr)
+  int update_seeds = 8;
+
+  // ---- E6 step time ----
+  int timing_warmup = 3, timing_repeats = 21;
+
+  // ---- training on the copy task (E3, E4, E5b-c, E6): base config in copy_config ----
+  std::string copy_config;
+  std::vector<std::string> lrs;        // E3: Adam lr_max
+  std::vector<WarmupLevel> warmups;    // none, short, long
+  std::vector<int> seeds;              // every training arm
+  std::string sgd_lr;                  // E3 SGD arms (momentum from the base config)
+  std::vector<std::string> lr_sweep;   // E4: lrs besides E3's, no warmup and long warmup
+  std::string slice_lr;                // E5b DeepNorm, E5c sandwich, E6 RMSNorm slices, update probe
+  bool pre_radam = true;               // E3g: Pre-LN with RAdam without warmup
+  bool embedding_diagnostic = false;   // Pre-LN without warmup with unscaled embeddings (the report's differences)
+
+  // ---- the text-corpus variant of E3 (empty text_config = skipped) ----
+  std::string text_config;
+  std::string text_lr;
+
+  int64_t warmup_steps(const std::string& label) const;  // throws for an unknown label
+  std::vector<std::string> all_lrs() const;              // lrs and lr_sweep, sorted by value
+};
+
+Grids make_grids(bool quick);
+
+// The grid as text for the report: one "key: values" line per setting.
+std::vector<std::string> describe_grids(const Grids& grids);
+
+}  // namespace normlab::xiong

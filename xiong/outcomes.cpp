@@ -1,0 +1,69 @@
+#include "xiong/outcomes.h"
+
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "data/dataset.h"
+#include "experiments/config.h"
+
+namespace normlab::xiong {
+
+std::string Baseline::describe() const {
+  return fmt::format("Baseline: {} = {} nats; a run *learned* if its final validation loss is <= {}.", name,
+                     num(loss, 3), num(learn_below, 3));
+}
+
+Baseline copy_baseline(const Context& ctx) {
+  const RunConfig c = load_config(ctx.config_path(ctx.grids.copy_config));
+  Baseline b;
+  b.loss = std::log(static_cast<double>(c.data.copy_vocab - 1));
+  b.name = fmt::format("chance (ln {})", c.data.copy_vocab - 1);
+  b.learn_below = b.loss / 2;
+  return b;
+}
+
+double unigram_cross_entropy(const std::string& text, const std::string& tokenizer_kind, double val_fraction) {
+  const auto tokenizer = make_tokenizer(tokenizer_kind, text);
+  const std::vector<int32_t> ids = tokenizer->encode(text);
+  const size_t n_val = static_cast<size_t>(std::floor(static_cast<double>(ids.size()) * val_fraction));
+  const size_t n_train = ids.size() - n_val;
+  std::vector<double> count(static_cast<size_t>(tokenizer->vocab_size()), 1.0);  // add-one
+  for (size_t i = 0; i < n_train; ++i) count[static_cast<size_t>(ids[i])] += 1.0;
+  const double total = static_cast<double>(n_train) + static_cast<double>(count.size());
+  double nll = 0;
+  for (size_t i = n_train; i < ids.size(); ++i) nll -= std::log(count[static_cast<size_t>(ids[i])] / total);
+  return n_val > 0 ? nll / static_cast<double>(n_val) : NAN;
+}
+
+Baseline text_baseline(const Context& ctx) {
+  const RunConfig c = load_config(ctx.config_path(ctx.grids.text_config));
+  NL_CHECK(c.data.source == "default", "reproduce", "the text baseline needs data.source = \"default\", got '{}'",
+           c.data.source);
+  Baseline b;
+  b.name = "unigram cross-entropy of the validation characters";
+  b.loss = unigram_cross_entropy(default_corpus(), c.data.tokenizer, c.data.val_fraction);
+  b.learn_below = b.loss;
+  return b;
+}
+
+std::string ArmSummary::text(int digits) const {
+  std::string out = fmt::format("{} (learned {}/{}", mean_ci_text(capped, digits), learned, n);
+  if (diverged > 0) out += fmt::format(", diverged {}", diverged);
+  return out + ")";
+}
+
+ArmSummary summarize(const TrainingResults& runs, const TrainPoint& point, const std::vector<int>& seeds,
+                     const Baseline& baseline) {
+  ArmSummary s;
+  for (const RunOutcome* r : runs.over_seeds(point, seeds)) {
+    ++s.n;
+    s.diverged += r->status == "diverged";
+    s.learned += r->ok() && r->final_val <= baseline.learn_below;
+  }
+  s.capped = runs.per_seed(point, seeds, [](const RunOutcome& r) { return r.capped_final(); });
+  return s;
+}
+
+}  // namespace normlab::xiong

@@ -1,0 +1,37 @@
+// What a training run's loss means: each task's trivial baseline (the copy task's chance level,
+// the text corpus's unigram cross-entropy), "learned" defined against it, and summaries of an arm
+// over seeds for the report's tables.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "xiong/report.h"
+#include "xiong/training.h"
+
+namespace normlab::xiong {
+
+struct Baseline {
+  std::string name;         // "chance (ln 63)", "unigram cross-entropy"
+  double loss = NAN;        // the trivial model's loss (nats per predicted token)
+  double learn_below = NAN; // a run "learned" if its final validation loss is <= this
+  std::string describe() const;  // one sentence for the report
+};
+
+// Copy task: uniform over the copy_vocab - 1 symbols; learned = at most half of chance.
+Baseline copy_baseline(const Context& ctx);
+// Text corpus of text_config: the cross-entropy of its validation split under the training split's
+// character frequencies (add-one smoothed); learned = below it (the model uses context).
+Baseline text_baseline(const Context& ctx);
+// The same for any text and tokenizer (tests).
+double unigram_cross_entropy(const std::string& text, const std::string& tokenizer_kind, double val_fraction);
+
+struct ArmSummary {
+  int n = 0, learned = 0, diverged = 0;
+  std::vector<double> capped;  // RunOutcome::capped_final per seed (NaN: missing)
+  // "0.123 [0.101, 0.145] (learned 4/5)" plus ", diverged 1" when any did.
+  std::string text(int digits = 3) const;
+};
+ArmSummary summarize(const TrainingResults& runs, const TrainPoint& point, const std::vector<int>& seeds,
+                     const Baseline& baseline);
+
+}  // namespace normlab::xiong

@@ -1,0 +1,285 @@
+#include "xiong/probes.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+#include "core/ops.h"
+#include "core/random.h"
+#include "data/dataset.h"
+#include "experiments/run_dir.h"
+#include "optim/schedule.h"
+#include "nn/init.h"
+#include "nn/norms.h"
+#include "nn/transformer.h"
+#include "optim/optimizer.h"
+
+namespace normlab::xiong {
+
+namespace {
+
+Tensor random_tokens(int64_t vocab, int64_t batch, int64_t context, Generator& gen) {
+  std::vector<int32_t> ids(static_cast<size_t>(batch * context));
+  for (int32_t& id : ids) id = static_cast<int32_t>(gen.below(static_cast<uint64_t>(vocab)));
+  return Tensor::from_ints(ids, {batch, context});
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+double norm_of(const Tensor& t) { return std::sqrt(ops::sum_squares(t)); }
+double mean_square(const Tensor& t) { return ops::sum_squares(t) / static_cast<double>(t.numel()); }
+
+// Scales tok_emb and pos_emb by one factor so that their sum entering the first block (token
+// embeddings times the model's embedding multiplier) has unit variance per coordinate (the two are
+// independent at init, so the variances add).
+void rescale_embeddings_to_unit_variance(TransformerLM& model) {
+  NoGradGuard no_grad;
+  std::vector<Var> embeddings;
+  double variance = 0.0;
+  const double multiplier = embedding_multiplier(model.config());
+  for (auto& [name, p] : model.named_parameters()) {
+    if (name != "tok_emb.weight" && name != "pos_emb.weight") continue;
+    embeddings.push_back(p);
+    variance += mean_square(p.value()) * (name == "tok_emb.weight" ? multiplier * multiplier : 1.0);
+  }
+  const double factor = 1.0 / std::sqrt(std::max(variance, 1e-30));
+  for (Var& e : embeddings) e.value().copy_(ops::scale(e.value(), factor));
+}
+
+// Lemma 2's Post-LN quantity per layer: h (rows, C) with zero mean and unit variance per row (a
+// LayerNorm output), x5 = h + FFN_l(h) with layer l's weights; returns ||x5||^2 / (rows * C).
+std::vector<double> post_ffn_sum_sq(const TransformerLM& model, int64_t rows, uint64_t seed) {
+  const ModelConfig& c = model.config();
+  if (c.ffn_type != "relu" && c.ffn_type != "gelu") return {};
+  NoGradGuard no_grad;
+  std::map<std::string, Tensor> p;
+  for (const auto& [name, v] : model.named_parameters()) p[name] = v.value();
+  Generator gen(seed);
+  const DType dtype = p.begin()->second.dtype();
+  const Tensor h = layer_norm(constant(Tensor::randn({rows, c.d_model}, gen, 0.0, 1.0, dtype)), Var(), Var(), 1e-5)
+                       .value();  // (rows, C)
+  const UnaryOp act = c.ffn_type == "relu" ? UnaryOp::Relu : UnaryOp::Gelu;
+  std::vector<double> out;
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const std::string prefix = "blocks." + std::to_string(l) + ".ffn.";
+    Tensor a = ops::matmul(h, p.at(prefix + "w1.weight"), false, true);  // (rows, F)
+    if (p.count(prefix + "w1.bias")) a = ops::add(a, p.at(prefix + "w1.bias"));
+    Tensor y = ops::matmul(ops::unary(act, a), p.at(prefix + "w2.weight"), false, true);  // (rows, C)
+    if (p.count(prefix + "w2.bias")) y = ops::add(y, p.at(prefix + "w2.bias"));
+    out.push_back(mean_square(ops::add(h, y)));
+  }
+  return out;
+}
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::vector<std::pair<Tensor, Tensor>> probe_batches(int64_t vocab, const ProbeBatch& probe, uint64_t data_seed) {
+  Generator gen(data_seed);
+  std::vector<std::pair<Tensor, Tensor>> out;
+  for (int64_t b = 0; b < probe.batches; ++b) {
+    Tensor ids = random_tokens(vocab, probe.batch, probe.context, gen);
+    Tensor targets = random_tokens(vocab, probe.batch, probe.context, gen);
+    out.emplace_back(ids, targets);
+  }
+  return out;
+}
+
+LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed) {
+  TransformerLM model(config);
+  if (probe.unit_variance_input) rescale_embeddings_to_unit_variance(model);
+  const int64_t L = config.n_layers;
+  LayerGrads out;
+  out.w1_mean_norm.assign(L, 0.0);
+  out.w2_mean_norm.assign(L, 0.0);
+  out.attn_mean_norm.assign(L, 0.0);
+  out.residual_sq_per_d.assign(L + 1, 0.0);
+  std::vector<Tensor> w1_sum(L), w2_sum(L);
+  const double nb = static_cast<double>(probe.batches);
+  for (const auto& [ids, targets] : probe_batches(config.vocab_size, probe, data_seed)) {
+    model.zero_grad();
+    backward(model.loss(ids, targets));
+    const auto& rms = model.residual_rms();
+    for (size_t l = 0; l < rms.size() && l < out.residual_sq_per_d.size(); ++l)
+      out.residual_sq_per_d[l] += rms[l] * rms[l] / nb;
+    std::vector<double> attn_sq(L, 0.0);
+    for (const auto& [name, p] : model.named_parameters()) {
+      const int l = block_index_of(name);
+      if (l < 0 || !p.grad().defined()) continue;
+      if (ends_with(name, "ffn.w1.weight")) {
+        out.w1_mean_norm[l] += norm_of(p.grad()) / nb;
+        w1_sum[l] = w1_sum[l].defined() ? ops::add(w1_sum[l], p.grad()) : p.grad().clone();
+      } else if (ends_with(name, "ffn.w2.weight")) {
+        out.w2_mean_norm[l] += norm_of(p.grad()) / nb;
+        w2_sum[l] = w2_sum[l].defined() ? ops::add(w2_sum[l], p.grad()) : p.grad().clone();
+      } else if (name.find(".attn.") != std::string::npos && ends_with(name, ".weight")) {
+        attn_sq[l] += ops::sum_squares(p.grad());
+      }
+    }
+    for (int64_t l = 0; l < L; ++l) out.attn_mean_norm[l] += std::sqrt(attn_sq[l]) / nb;
+  }
+  for (int64_t l = 0; l < L; ++l) {
+    out.w1_norm_of_mean.push_back(w1_sum[l].defined() ? norm_of(w1_sum[l]) / nb : 0.0);
+    out.w2_norm_of_mean.push_back(w2_sum[l].defined() ? norm_of(w2_sum[l]) / nb : 0.0);
+  }
+  out.post_ffn_sum_sq_per_d = post_ffn_sum_sq(model, probe.batch * probe.context, data_seed ^ 0x5eedull);
+  return out;
+}
+
+double output_change_after_adam_step(const ModelConfig& config, const ProbeBatch& probe, double lr,
+                                     uint64_t data_seed) {
+  TransformerLM model(config);
+  Generator gen(data_seed);
+  Tensor ids = random_tokens(config.vocab_size, probe.batch, probe.context, gen);
+  Tensor targets = random_tokens(config.vocab_size, probe.batch, probe.context, gen);
+  Tensor before;
+  {
+    NoGradGuard no_grad;
+    before = model.forward(ids).value().clone();
+  }
+  backward(model.loss(ids, targets));
+  OptimConfig adam;
+  adam.name = "adam";
+  adam.beta1 = 0.9;
+  adam.beta2 = 0.98;
+  auto optimizer = make_optimizer(adam, model.named_parameters());
+  {
+    NoGradGuard no_grad;
+    optimizer->step(lr);
+  }
+  NoGradGuard no_grad;
+  Tensor after = model.forward(ids).value();
+  return norm_of(ops::sub(after, before)) / std::max(norm_of(before), 1e-30);
+}
+
+std::vector<std::vector<double>> step_ms_samples(const std::vector<ModelConfig>& configs, const ProbeBatch& probe,
+                                                 int warmup, int repeats) {
+  struct Subject {
+    std::unique_ptr<TransformerLM> model;
+    std::unique_ptr<Optimizer> optimizer;
+    std::vector<double> times;
+  };
+  std::vector<Subject> subjects;
+  OptimConfig adam;
+  adam.name = "adam";
+  adam.beta2 = 0.98;
+  for (const ModelConfig& c : configs) {
+    Subject s;
+    s.model = std::make_unique<TransformerLM>(c);
+    s.optimizer = make_optimizer(adam, s.model->named_parameters());
+    subjects.push_back(std::move(s));
+  }
+  Generator gen(12345);
+  const int64_t vocab = configs.empty() ? 1 : configs.front().vocab_size;
+  const Tensor ids = random_tokens(vocab, probe.batch, probe.context, gen);
+  const Tensor targets = random_tokens(vocab, probe.batch, probe.context, gen);
+  for (int i = 0; i < warmup + repeats; ++i) {
+    for (Subject& s : subjects) {
+      const auto t0 = Clock::now();
+      backward(s.model->loss(ids, targets));
+      {
+        NoGradGuard no_grad;
+        s.optimizer->step(1e-4);
+      }
+      s.optimizer->zero_grad();
+      if (i >= warmup) s.times.push_back(ms_since(t0));
+    }
+  }
+  std::vector<std::vector<double>> samples;
+  for (const Subject& s : subjects) samples.push_back(s.times);
+  return samples;
+}
+
+std::vector<std::vector<double>> norm_ms_samples(const ModelConfig& config, const std::vector<std::string>& norm_types,
+                                                 int64_t rows, int warmup, int repeats) {
+  std::vector<std::unique_ptr<Norm>> norms;
+  for (const std::string& type : norm_types) {
+    ModelConfig c = config;
+    c.norm_type = type;
+    norms.push_back(std::make_unique<Norm>(c, c.d_model));
+  }
+  Generator gen(777);
+  const Tensor x0 = Tensor::randn({rows, config.d_model}, gen);
+  std::vector<std::vector<double>> times(norms.size());
+  for (int i = 0; i < warmup + repeats; ++i) {
+    for (size_t k = 0; k < norms.size(); ++k) {
+      Var x = parameter(x0.clone());
+      const auto t0 = Clock::now();
+      backward(sum_all(norms[k]->forward(x)));
+      if (i >= warmup) times[k].push_back(ms_since(t0));
+      norms[k]->zero_grad();
+    }
+  }
+  return times;
+}
+
+std::vector<std::vector<double>> block_update_ratios(const RunConfig& c, int steps) {
+  std::unique_ptr<Dataset> data = make_dataset(c.data);
+  ModelConfig m = c.model;
+  m.vocab_size = data->vocab_size();
+  TransformerLM model(m);
+  auto optimizer = make_optimizer(c.optim, model.named_parameters());
+  Generator data_gen(c.train.seed);
+  std::vector<std::vector<double>> out;
+  for (int t = 0; t < steps; ++t) {
+    const Batch batch = data->sample(false, c.train.batch_size, c.train.context, data_gen);
+    backward(model.loss(batch.inputs, batch.targets));
+    NoGradGuard no_grad;
+    std::vector<std::pair<int, Tensor>> before;  // (block, weights before the update)
+    for (const auto& [name, p] : model.named_parameters())
+      if (const int block = block_index_of(name); block >= 0) before.emplace_back(block, p.value().clone());
+    optimizer->step(learning_rate(c.schedule, c.optim.lr, t, c.train.steps));
+    optimizer->zero_grad();
+    std::vector<double> moved(static_cast<size_t>(m.n_layers), 0.0), size(static_cast<size_t>(m.n_layers), 0.0);
+    size_t i = 0;
+    for (const auto& [name, p] : model.named_parameters()) {
+      if (block_index_of(name) < 0) continue;
+      const auto& [block, old] = before[i++];
+      moved[static_cast<size_t>(block)] += ops::sum_squares(ops::sub(p.value(), old));
+      size[static_cast<size_t>(block)] += ops::sum_squares(old);
+    }
+    std::vector<double> ratio;
+    for (size_t l = 0; l < moved.size(); ++l) ratio.push_back(std::sqrt(moved[l] / std::max(size[l], 1e-300)));
+    out.push_back(ratio);
+  }
+  return out;
+}
+
+double loglog_slope(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = std::min(x.size(), y.size());
+  std::vector<double> lx, ly;
+  for (size_t i = 0; i < n; ++i) {
+    lx.push_back(std::log(x[i]));
+    ly.push_back(std::log(y[i]));
+  }
+  return linear_slope(lx, ly);
+}
+
+double linear_slope(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = std::min(x.size(), y.size());
+  if (n < 2) return 0.0;
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < n; ++i) {
+    mx += x[i];
+    my += y[i];
+  }
+  mx /= static_cast<double>(n);
+  my /= static_cast<double>(n);
+  double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+  }
+  return sxx > 0 ? sxy / sxx : 0.0;
+}
+
+}  // namespace normlab::xiong

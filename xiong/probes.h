@@ -1,0 +1,75 @@
+// Measurements at initialization (no training), for the Xiong et al. 2020 reproduction:
+//  * Theorem 1: ||dL/dW2|| of the last layer's FFN vs depth L, per placement;
+//  * the per-layer W1/W2 gradient profile (mean of per-batch norms, and the norm of the
+//    batch-mean gradient, "the scale of the expected gradient");
+//  * the residual stream's ||x_l||^2 / d entering each layer (Lemma 2's band for Pre-LN), and
+//    Lemma 2's Post-LN quantity ||x_{l,5}||^2 / d = ||h + FFN_l(h)||^2 / d for an LN output h;
+//  * Admin's amplification: how far the output moves after one Adam update, vs depth;
+//  * the step time of a model (RMSNorm vs LayerNorm).
+// Inputs are random tokens (the theory's setting); each (seed, batch) pair is reproducible.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+#include "experiments/run_config.h"
+#include "nn/model_config.h"
+
+namespace normlab::xiong {
+
+struct ProbeBatch {
+  int64_t batch = 8, context = 64;
+  int64_t batches = 4;  // mini-batches per model
+  // Rescale the token and position embeddings at init so that their sum has unit variance per
+  // coordinate (the theory's ||x_1||^2 = d). With tied embeddings this also scales the logits,
+  // so use it with model.tie_embeddings = false.
+  bool unit_variance_input = false;
+};
+
+struct LayerGrads {
+  std::vector<double> w1_mean_norm, w2_mean_norm;      // mean over batches of ||grad||_F
+  std::vector<double> w1_norm_of_mean, w2_norm_of_mean;  // ||mean over batches of grad||_F
+  std::vector<double> attn_mean_norm;                  // q,k,v,o together, mean of per-batch norms
+  std::vector<double> residual_sq_per_d;               // ||x_l||^2 / d entering layer l (+ final), batch mean
+  // Lemma 2's x_{l,5} = h + FFN_l(h) of a Post-LN layer, with h a LayerNorm output (zero mean, unit
+  // variance per row) and layer l's initial FFN weights: ||x_{l,5}||^2 / d, one value per layer.
+  std::vector<double> post_ffn_sum_sq_per_d;
+};
+
+// The probe's random-token batches (inputs, targets), independent uniform tokens, reproducible from
+// data_seed: what measure_layer_grads feeds the model (and what the PyTorch check replays).
+std::vector<std::pair<Tensor, Tensor>> probe_batches(int64_t vocab, const ProbeBatch& probe, uint64_t data_seed);
+
+// One model (config.seed) measured over probe.batches random-token batches.
+LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed);
+
+// Relative output change ||F(x, W') - F(x, W)|| / ||F(x, W)|| of the logits after one Adam step
+// of size lr from initialization (Liu et al. 2020's amplification effect).
+double output_change_after_adam_step(const ModelConfig& config, const ProbeBatch& probe, double lr,
+                                     uint64_t data_seed);
+
+// Wall milliseconds of one training step (forward, backward, Adam update) for each config, timed
+// in the same process, alternating between the configs `repeats` times after `warmup` untimed
+// steps each: [config][repeat], so that samples with the same index were taken side by side.
+std::vector<std::vector<double>> step_ms_samples(const std::vector<ModelConfig>& configs, const ProbeBatch& probe,
+                                                 int warmup, int repeats);
+
+// Milliseconds of one Norm forward + backward on a (rows, C) input for each norm type
+// (config.norm_type replaced), alternating as above: [norm type][repeat].
+std::vector<std::vector<double>> norm_ms_samples(const ModelConfig& config, const std::vector<std::string>& norm_types,
+                                                 int64_t rows, int warmup, int repeats);
+
+// Adam's relative update of each block over the first `steps` steps of the run `config` describes
+// (its data, optimizer and schedule, as the trainer runs them): ||W_{t+1} - W_t||_F / ||W_t||_F
+// over every parameter of block l together. Returns [step][layer].
+std::vector<std::vector<double>> block_update_ratios(const RunConfig& config, int steps);
+
+// Least-squares slope of log(y) on log(x): the fitted exponent of y ~ x^slope.
+double loglog_slope(const std::vector<double>& x, const std::vector<double>& y);
+// Least-squares slope of y on x.
+double linear_slope(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace normlab::xiong

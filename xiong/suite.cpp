@@ -1,0 +1,217 @@
+#include "xiong/suite.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/backend.h"
+#include "core/error.h"
+#include "experiments/atomic_file.h"
+#include "xiong/experiments.h"
+#include "xiong/torch_check.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab::xiong {
+
+namespace {
+
+const std::vector<std::string> kExperiments = {"E1", "E2", "E3", "E4", "E5", "E6", "E7"};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string now_text() {
+  const std::time_t t = std::time(nullptr);
+  char buffer[64];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M %Z", std::localtime(&t));
+  return buffer;
+}
+
+// Copies every *.toml of the config directory into out/configs (the report quotes these).
+void copy_configs(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  for (const auto& entry : fs::directory_iterator(from))
+    if (entry.path().extension() == ".toml" || entry.path().extension() == ".md")
+      write_file_atomic((to / entry.path().filename()).string(), read_text(entry.path()));
+}
+
+std::string verdict_table(const std::vector<Section>& sections) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Section& s : sections)
+    for (const Verdict& v : s.verdicts)
+      rows.push_back({v.id, v.claim, v.paper, v.quantity, interval_text(v.estimate),
+                      fmt::format("{}{}", v.estimate.n, v.steps > 0 ? fmt::format(" x {} steps", v.steps) : ""),
+                      "**" + v.verdict + "**"});
+  return md_table({"id", "claim", "paper", "our estimate of", "estimate [95% CI]", "n seeds", "verdict"}, rows);
+}
+
+std::string criteria_list(const std::vector<Section>& sections) {
+  std::string md;
+  for (const Section& s : sections)
+    for (const Verdict& v : s.verdicts)
+      md += fmt::format("- **{}** ({} interval): {}{}.\n", v.id, v.estimate.method, v.criterion,
+                        v.note.empty() ? "" : "; " + v.note);
+  return md;
+}
+
+// The claims not reproduced, and the measured explanations of docs in differences.md (if present).
+std::string differences(const Context& ctx, const std::vector<Section>& sections) {
+  std::string md = "## Where we differ from the paper\n\n";
+  std::vector<std::string> ids;
+  for (const Section& s : sections)
+    for (const Verdict& v : s.verdicts)
+      if (v.verdict != "reproduced") ids.push_back(fmt::format("{} ({})", v.id, v.verdict));
+  md += ids.empty() ? std::string("Every claim above is reproduced.\n\n")
+                    : fmt::format("Not reproduced: {}.\n\n", fmt::join(ids, ", "));
+  const fs::path notes = ctx.config_dir / "differences.md";
+  if (!ctx.grids.quick && fs::exists(notes)) md += read_text(notes) + "\n";
+  return md;
+}
+
+nlohmann::json verdicts_json(const std::vector<Section>& sections) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Section& s : sections)
+    for (const Verdict& v : s.verdicts) out.push_back(v.to_json());
+  return out;
+}
+
+std::string configs_appendix(const Context& ctx, const std::vector<std::string>& files) {
+  std::string md = "## Configurations\n\nGrids (`normlab reproduce xiong" + std::string(ctx.grids.quick ? " --quick" : "") +
+                   "`):\n\n";
+  for (const std::string& line : describe_grids(ctx.grids)) md += "- " + line + "\n";
+  md += "\nEach training run is `normlab train CONFIG` with the overrides model.norm_placement, model.norm_type, "
+        "optim.name, optim.lr, schedule.warmup_steps, train.seed and model.seed (see each sweep's sweep.csv); "
+        "the run directories hold the resolved config.toml, metrics.jsonl and summary.json.\n\n";
+  for (const std::string& f : files) {
+    if (f.empty()) continue;
+    const fs::path p = ctx.config_dir / f;
+    if (fs::exists(p)) md += fmt::format("`xiong/configs/{}`:\n\n```toml\n{}```\n\n", f, read_text(p));
+  }
+  return md;
+}
+
+}  // namespace
+
+std::string find_config_dir(const std::string& given) {
+  if (!given.empty()) {
+    NL_CHECK(fs::exists(fs::path(given) / "theorem1.toml"), "reproduce",
+             "'{}' has no theorem1.toml: give the xiong/configs directory of the normlab source tree", given);
+    return given;
+  }
+  std::vector<fs::path> candidates = {fs::current_path() / "xiong" / "configs"};
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    candidates.push_back(self.parent_path().parent_path() / "xiong" / "configs");
+    candidates.push_back(self.parent_path().parent_path().parent_path() / "xiong" / "configs");
+  }
+  std::vector<std::string> tried;
+  for (const fs::path& c : candidates) {
+    if (fs::exists(c / "theorem1.toml")) return c.lexically_normal().string();
+    tried.push_back(c.lexically_normal().string());
+  }
+  fail("reproduce", "cannot find the suite's configs (theorem1.toml) in {}; run from the source tree or pass "
+       "--configs DIR", fmt::join(tried, ", "));
+}
+
+std::string run_xiong_suite(const SuiteOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const std::string& id : options.only)
+    NL_CHECK(std::find(kExperiments.begin(), kExperiments.end(), id) != kExperiments.end(), "reproduce",
+             "unknown experiment '{}' in --only: choose from {}", id, fmt::join(kExperiments, ", "));
+  NL_CHECK(options.jobs >= 1, "reproduce", "--jobs must be >= 1, got {}", options.jobs);
+  auto selected = [&](const std::string& id) { return options.only.empty() || options.only.count(id) > 0; };
+
+  Context ctx;
+  ctx.grids = make_grids(options.quick);
+  if (options.text) ctx.grids.text_config = "text_corpus.toml";
+  ctx.out_dir = fs::absolute(options.out_dir.empty() ? (options.quick ? "runs/xiong-quick" : "runs/xiong")
+                                                     : options.out_dir);
+  ctx.config_dir = ctx.out_dir / "configs";
+  ctx.figures_dir = ctx.out_dir / "figures";
+  ctx.jobs = options.jobs;
+  ctx.normlab_binary = options.normlab_binary;
+  ctx.quiet = options.quiet;
+  fs::create_directories(ctx.out_dir);
+  // Probes and timings run on one thread: OpenMP threads that spin while other processes (the
+  // sweeps' runs, other jobs) hold the cores make small models many times slower.
+  set_num_threads(1);
+  const std::string source_configs = find_config_dir(options.config_dir);
+  ctx.source_dir = fs::path(source_configs).parent_path().parent_path();
+  copy_configs(source_configs, ctx.config_dir);
+  const Grids& g = ctx.grids;
+
+  std::vector<Section> sections;
+  if (selected("E1")) sections.push_back(run_e1(ctx));
+  if (selected("E2")) sections.push_back(run_e2(ctx));
+  if (selected("E1") || selected("E2")) sections.push_back(run_torch_check(ctx));
+
+  std::vector<TrainPoint> copy_points, text_points;
+  auto append = [&](const std::vector<TrainPoint>& more) { copy_points.insert(copy_points.end(), more.begin(), more.end()); };
+  if (selected("E3")) {
+    append(e3_points(g));
+    text_points = e3_text_points(g);
+  }
+  if (selected("E4")) append(e4_points(g));
+  if (selected("E5")) append(e5_points(g));
+  if (selected("E6")) append(e6_points(g));
+  if (selected("E7")) append(e7_points(g));
+  const TrainingResults copy = run_training(ctx, g.copy_config, copy_points, "copy");
+  const TrainingResults text =
+      text_points.empty() ? TrainingResults{} : run_training(ctx, g.text_config, text_points, "text");
+
+  if (selected("E3")) sections.push_back(run_e3(ctx, copy, text));
+  if (selected("E4")) sections.push_back(run_e4(ctx, copy));
+  if (selected("E5")) sections.push_back(run_e5(ctx, copy, true));
+  if (selected("E6")) sections.push_back(run_e6(ctx, copy, true));
+  if (selected("E7")) sections.push_back(run_e7(ctx, copy));
+  std::sort(sections.begin(), sections.end(), [](const Section& a, const Section& b) { return a.id < b.id; });
+
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string md;
+  md += "# Reproducing Xiong et al. 2020, *On Layer Normalization in the Transformer Architecture*\n\n";
+  md += fmt::format("Generated by `normlab reproduce xiong{}{}` on {}, {} hardware threads, --jobs {}. Wall time of "
+                    "this invocation: {:.1f} min (completed sweep points and cached probes are reused, so a resumed "
+                    "suite takes less); {} training runs, {:.1f} min of run time in all. Every verdict below is "
+                    "computed from the measurements by the stated criterion; nothing is written in advance.\n\n"
+                    "**Statistics.** Every estimate comes with a 95% confidence interval over seeds (Student t over "
+                    "the seeds' values, over the per-seed differences when two arms share a seed, i.e. the same "
+                    "initialization and data stream, or a percentile bootstrap over seeds for fitted exponents and "
+                    "slopes; the method is named with each criterion). A claim of an effect is *reproduced* when the "
+                    "interval of the predicted effect excludes no effect on the predicted side, *contradicted* when it "
+                    "excludes it on the other side, and *inconclusive* otherwise; a claim of equality (a flat "
+                    "profile, a value of 1.5) is reproduced when the interval lies inside the stated margin, "
+                    "contradicted when it lies wholly outside.\n\n",
+                    g.quick ? " --quick" : "",
+                    options.only.empty() ? "" : fmt::format(" --only {}", fmt::join(options.only, ",")), now_text(),
+                    std::thread::hardware_concurrency(), options.jobs, wall / 60.0, copy.size() + text.size(),
+                    (copy.total_wall_s() + text.total_wall_s()) / 60.0);
+  if (g.quick)
+    md += "**--quick**: small models, few seeds and steps; the grid is in the appendix. The full suite "
+          "(`normlab reproduce xiong`) is the reference.\n\n";
+  md += "## Verdicts\n\n" + verdict_table(sections) + "\nCriteria:\n\n" + criteria_list(sections) + "\n";
+  for (const Section& s : sections) md += fmt::format("## {}: {}\n\n{}\n", s.id, s.title, s.markdown);
+  md += differences(ctx, sections);
+  md += configs_appendix(ctx, {g.probe_config, g.amp_config, g.copy_config, g.text_config});
+  const fs::path report = ctx.out_dir / "report.md";
+  write_file_atomic((ctx.out_dir / "verdicts.json").string(), verdicts_json(sections).dump(1) + "\n");
+  write_file_atomic(report.string(), md);
+  ctx.log(fmt::format("report: {} ({:.1f} min)", report.string(), wall / 60.0));
+  return report.string();
+}
+
+}  // namespace normlab::xiong

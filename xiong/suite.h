@@ -1,0 +1,28 @@
+// `normlab reproduce xiong`: runs the experiment suite (init-time probes in this process, training
+// runs as resumable sweeps) and writes DIR/report.md with figures under DIR/figures/.
+#pragma once
+#include <set>
+#include <string>
+
+namespace normlab::xiong {
+
+struct SuiteOptions {
+  bool quick = false;
+  int jobs = 1;
+  std::string out_dir;           // "" = runs/xiong (full) or runs/xiong-quick
+  std::set<std::string> only;    // {"E1", "E3"}; empty = all
+  std::string config_dir;        // "" = xiong/configs found from the working directory or the binary
+  std::string normlab_binary;    // "" = this executable (the sweeps' child processes)
+  bool quiet = false;
+  bool text = false;             // also the text-corpus variant of E3 (xiong/configs/text_corpus.toml)
+};
+
+// The directory holding the suite's TOML files: options.config_dir if given, else the first of
+// ./xiong/configs, <binary dir>/../xiong/configs, <binary dir>/../../xiong/configs that
+// has theorem1.toml. Throws naming the places searched.
+std::string find_config_dir(const std::string& given);
+
+// Runs the suite and returns the path of the report.
+std::string run_xiong_suite(const SuiteOptions& options);
+
+}  // namespace normlab::xiong

@@ -1,0 +1,162 @@
+#include "xiong/training.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "experiments/run_dir.h"
+#include "experiments/sweep.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab::xiong {
+
+namespace {
+
+double number(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
+// A summary's integer or string (a hand-edited or damaged summary.json gives the fallback, not a
+// JSON type error).
+int64_t integer(const nlohmann::json& j, const char* key, int64_t fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+std::string text(const nlohmann::json& j, const char* key, const std::string& fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+// Reads summary.json and metrics.jsonl of a run directory into `out`.
+void read_run(RunOutcome& out) {
+  const fs::path dir = out.run_dir;
+  std::ifstream in(dir / run_files::kSummary);
+  if (!in) return;
+  const nlohmann::json summary = nlohmann::json::parse(in, nullptr, false);
+  if (!summary.is_object()) return;
+  out.status = text(summary, "status", "missing");
+  out.final_val = number(summary, "final_val_loss");
+  out.best_val = number(summary, "best_val_loss");
+  out.wall_s = number(summary, "wall_s");
+  out.steps = integer(summary, "steps", 0);
+  if (out.status == "diverged") out.diverged_step = integer(summary, "diverged_at_step", -1);
+  if (!fs::exists(dir / run_files::kMetrics)) return;
+  for (const nlohmann::json& r : read_metrics(dir / run_files::kMetrics)) {
+    const double step = number(r, kStepKey);
+    const double train = number(r, kTrainLossKey), val = number(r, kValLossKey);
+    if (std::isfinite(train)) out.train_curve.emplace_back(step, train);
+    if (std::isfinite(val)) out.val_curve.emplace_back(step + 1, val);  // evaluated after the update
+    if (step == 0 && std::isfinite(train)) out.initial_loss = train;
+  }
+}
+
+}  // namespace
+
+double RunOutcome::capped_final() const {
+  if (status == "diverged" || !std::isfinite(final_val)) return initial_loss;
+  return std::isfinite(initial_loss) ? std::min(final_val, initial_loss) : final_val;
+}
+
+int64_t RunOutcome::first_step_at_or_below(double target) const {
+  for (const auto& [step, loss] : val_curve)
+    if (loss <= target) return static_cast<int64_t>(step);
+  return -1;
+}
+
+double RunOutcome::val_at_fraction(double fraction) const {
+  const double step = fraction * static_cast<double>(steps);
+  if (status == "diverged" && diverged_step >= 0 && static_cast<double>(diverged_step) <= step) return capped_final();
+  double value = NAN;
+  for (const auto& [s, loss] : val_curve)
+    if (s <= step + 0.5) value = std::isfinite(initial_loss) ? std::min(loss, initial_loss) : loss;
+  return value;
+}
+
+void TrainingResults::add(RunOutcome outcome) {
+  const std::string name = outcome.point.name();
+  runs_[name] = std::move(outcome);
+}
+
+const RunOutcome* TrainingResults::find(const TrainPoint& point) const {
+  const auto it = runs_.find(point.name());
+  return it == runs_.end() ? nullptr : &it->second;
+}
+
+std::vector<const RunOutcome*> TrainingResults::over_seeds(TrainPoint point, const std::vector<int>& seeds) const {
+  std::vector<const RunOutcome*> out;
+  for (const int s : seeds) {
+    point.seed = s;
+    if (const RunOutcome* r = find(point); r && r->status != "missing" && r->status != "failed") out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<double> TrainingResults::per_seed(TrainPoint point, const std::vector<int>& seeds,
+                                              const std::function<double(const RunOutcome&)>& measure) const {
+  std::vector<double> out;
+  for (const int s : seeds) {
+    point.seed = s;
+    const RunOutcome* r = find(point);
+    out.push_back(r && r->status != "missing" && r->status != "failed" ? measure(*r) : NAN);
+  }
+  return out;
+}
+
+double TrainingResults::total_wall_s() const {
+  double total = 0;
+  for (const auto& [_, r] : runs_)
+    if (std::isfinite(r.wall_s)) total += r.wall_s;
+  return total;
+}
+
+TrainingResults run_training(const Context& ctx, const std::string& config_file, std::vector<TrainPoint> points,
+                             const std::string& sweep_dir) {
+  std::vector<TrainPoint> unique;
+  for (const TrainPoint& p : points)
+    if (std::find(unique.begin(), unique.end(), p) == unique.end()) unique.push_back(p);
+  TrainingResults results;
+  if (unique.empty()) return results;
+
+  SweepOptions options;
+  options.config_path = ctx.config_path(config_file);
+  options.out_dir = (ctx.out_dir / sweep_dir).string();
+  options.jobs = ctx.jobs;
+  options.normlab_binary = ctx.normlab_binary;
+  options.quiet = ctx.quiet;
+  std::vector<SweepPoint> sweep_points;
+  for (const TrainPoint& p : unique) sweep_points.push_back(p.sweep_point());
+  ctx.log(fmt::format("training {} runs of {} in {} with {} job(s)", unique.size(), config_file,
+                      options.out_dir, ctx.jobs));
+  const std::vector<SweepRow> rows = run_sweep(options, sweep_points);
+  for (size_t i = 0; i < unique.size() && i < rows.size(); ++i) {
+    RunOutcome outcome;
+    outcome.point = unique[i];
+    outcome.run_dir = rows[i].run_dir;
+    if (rows[i].status == "failed") {
+      outcome.status = "failed";
+    } else {
+      read_run(outcome);
+    }
+    results.add(std::move(outcome));
+  }
+  return results;
+}
+
+std::vector<std::pair<double, double>> mean_curve(const std::vector<const RunOutcome*>& runs, bool validation) {
+  std::vector<std::pair<double, double>> mean;
+  if (runs.empty()) return mean;
+  size_t length = SIZE_MAX;
+  for (const RunOutcome* r : runs) length = std::min(length, (validation ? r->val_curve : r->train_curve).size());
+  for (size_t i = 0; i < length; ++i) {
+    double sum = 0;
+    for (const RunOutcome* r : runs) sum += (validation ? r->val_curve : r->train_curve)[i].second;
+    mean.emplace_back((validation ? runs[0]->val_curve : runs[0]->train_curve)[i].first,
+                      sum / static_cast<double>(runs.size()));
+  }
+  return mean;
+}
+
+}  // namespace normlab::xiong
