@@ -162,13 +162,15 @@ struct Model {
     return norm(plus(h, ffn(h), alpha), "norm2");
   }
 
-  // ids (B, T) row-major -> logits (B * T, vocab).
+  // ids (B, T) row-major -> logits (B * T, vocab). Token embeddings times sqrt(C) for
+  // embedding_scale "sqrt_d"; the tied head uses the stored (unscaled) embedding.
   Matrix logits(const std::vector<int32_t>& ids, int64_t T) const {
     const int64_t C = config.d_model, V = config.vocab_size, rows = static_cast<int64_t>(ids.size());
+    const LD token_scale = config.embedding_scale == "sqrt_d" ? std::sqrt(static_cast<LD>(C)) : 1;
     Matrix x = zeros(rows, C);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < C; ++c)
-        x.at(r, c) = p("tok_emb.weight")[ids[r] * C + c] + p("pos_emb.weight")[(r % T) * C + c];
+        x.at(r, c) = token_scale * p("tok_emb.weight")[ids[r] * C + c] + p("pos_emb.weight")[(r % T) * C + c];
     for (int64_t l = 0; l < config.n_layers; ++l) x = block(x, T, "blocks." + std::to_string(l));
     if (config.norm_placement == "pre" || config.norm_placement == "sandwich") x = norm(x, "final_norm");
     Matrix head{V, C, config.tie_embeddings ? p("tok_emb.weight") : p("lm_head.weight")};
