@@ -59,7 +59,7 @@ class Parser {
         skip_ws();
         std::string key = parse_string();
         expect(':');
-        v.members.emplace_back(std::move(key), parse_value(depth + 1));
+        v.members.push_back({std::move(key), parse_value(depth + 1)});
       } while (consume(','));
       expect('}');
     } else if (c == '[') {

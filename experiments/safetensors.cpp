@@ -61,14 +61,17 @@ Tensor read_tensor(const std::string& path, const std::string& name, const order
   if (!entry.contains("shape") || !entry["shape"].is_array())
     malformed(path, "tensor '{}': missing or non-array \"shape\"", name);
   Shape shape;
-  uint64_t numel = 1;
+  // extent multiplies the dimensions counting a 0 as 1: an empty tensor of shape (0, 2^62, 2^62)
+  // has numel 0 but strides that overflow int64, so it is as "too large" as its extent.
+  uint64_t numel = 1, extent = 1;
   for (const auto& dim : entry["shape"]) {
     if (!dim.is_number_unsigned())
       malformed(path, "tensor '{}': shape {} has a dimension that is not a non-negative integer", name,
                 entry["shape"].dump());
     const uint64_t d = dim.get<uint64_t>();
-    if (__builtin_mul_overflow(numel, d, &numel) || numel > (uint64_t(1) << 48))
+    if (__builtin_mul_overflow(extent, std::max<uint64_t>(d, 1), &extent) || extent > (uint64_t(1) << 48))
       malformed(path, "tensor '{}': shape {} is too large", name, entry["shape"].dump());
+    numel *= d;  // <= extent
     shape.push_back(static_cast<int64_t>(d));
   }
 

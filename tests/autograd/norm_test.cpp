@@ -1,6 +1,7 @@
 // The fused normalization ops against their plain-ops references (autograd/norm_reference.h),
 // forward and every input gradient; float32 against float64; the gradient-check registry cases;
-// one tape node per fused op; thread-count independence; argument errors.
+// one tape node per fused op; thread-count independence; argument errors. (Against the formula
+// in long double, with finite-difference gradients: norm_formula_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <string>
@@ -97,14 +98,6 @@ TEST(NormFusedVsReference, ManyRowsCrossChunkBoundaries) {
     for (size_t i = 0; i < inputs.size(); ++i)  // relative to the gradient's size (sums of 2500 terms)
       EXPECT_LE(max_abs_diff(f32.grads[i], fused.grads[i]), 2e-6 * std::max(1.0, max_abs(fused.grads[i]))) << i;
   }
-}
-
-TEST(NormFused, GroupNormWithOneGroupIsLayerNorm) {
-  const auto inputs = make_inputs({4, 10}, 2);
-  const auto gn = forward_backward([](const std::vector<Var>& v) { return group_norm(v[0], v[1], v[2], 1); }, inputs);
-  const auto ln = forward_backward([](const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2]); }, inputs);
-  EXPECT_EQ(gn.y, ln.y);
-  EXPECT_EQ(gn.grads, ln.grads);
 }
 
 TEST(NormFused, EachIsOneNodeOnTheTape) {

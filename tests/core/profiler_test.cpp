@@ -1,5 +1,9 @@
-// The op-family profiler: off by default, counts only outermost scopes, and the ops carry scopes.
+// The op-family profiler: off by default, counts only outermost scopes and charges them the time
+// spent inside, and the ops carry scopes.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 
 #include "core/ops.h"
 #include "core/norm_ops.h"
@@ -30,19 +34,44 @@ TEST(Profiler, DisabledScopesRecordNothing) {
   EXPECT_EQ(totals.total_seconds(), 0.0);
 }
 
-TEST(Profiler, OnlyTheOutermostScopeCounts) {
+// The outermost scope is charged the whole time spent inside it, nested ones nothing: its seconds
+// lie between the sleep inside it and the test's own clock around it.
+TEST(Profiler, OnlyTheOutermostScopeCountsAndItsTimeIsTheWholeScope) {
   ProfilerOn on;
+  const auto sleep = std::chrono::milliseconds(5);
+  const auto before = std::chrono::steady_clock::now();
   {
     ProfileScope outer(OpFamily::Optimizer);
     ProfileScope inner(OpFamily::Elementwise);
-    { ProfileScope innermost(OpFamily::Gemm); }
+    {
+      ProfileScope innermost(OpFamily::Gemm);
+      std::this_thread::sleep_for(sleep);
+    }
   }
+  const double around = std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
   const ProfileTotals totals = profiler_totals();
   EXPECT_EQ(totals.calls_of(OpFamily::Optimizer), 1);
   EXPECT_EQ(totals.calls_of(OpFamily::Elementwise), 0);
   EXPECT_EQ(totals.calls_of(OpFamily::Gemm), 0);
-  EXPECT_GE(totals.seconds_of(OpFamily::Optimizer), 0.0);
+  const double charged = totals.seconds_of(OpFamily::Optimizer);
+  EXPECT_GE(charged, std::chrono::duration<double>(sleep).count());
+  EXPECT_LE(charged, around);
   EXPECT_EQ(totals.seconds_of(OpFamily::Gemm), 0.0);
+  EXPECT_EQ(totals.seconds_of(OpFamily::Elementwise), 0.0);
+  EXPECT_EQ(totals.total_seconds(), charged);
+}
+
+// Two scopes one after the other are two calls, and their times add up.
+TEST(Profiler, SequentialScopesAddUp) {
+  ProfilerOn on;
+  const auto sleep = std::chrono::milliseconds(3);
+  for (int i = 0; i < 2; ++i) {
+    ProfileScope scope(OpFamily::Norm);
+    std::this_thread::sleep_for(sleep);
+  }
+  const ProfileTotals totals = profiler_totals();
+  EXPECT_EQ(totals.calls_of(OpFamily::Norm), 2);
+  EXPECT_GE(totals.seconds_of(OpFamily::Norm), 2 * std::chrono::duration<double>(sleep).count());
 }
 
 TEST(Profiler, OpsAreChargedToTheirFamilies) {

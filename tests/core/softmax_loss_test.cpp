@@ -62,6 +62,34 @@ TEST_P(SoftmaxTest, CausalMasksAboveTheDiagonalWithExactZeros) {
   EXPECT_THROW(ops::softmax(Tensor::zeros({2, 3, 4}, GetParam()), true), Error);
 }
 
+// Scores far from zero (attention scores and logits reach hundreds in a diverging run): exp(1000)
+// overflows in float64 and the float32 exp saturates at 3e38, so only a max-subtracted softmax and
+// log-sum-exp give finite, correct values. The naive row subtracts the max too.
+TEST_P(SoftmaxTest, LargeScoresNeedTheMaxSubtracted) {
+  Generator gen(5);
+  const int64_t T = 6;
+  const Tensor x = ops::unary(UnaryOp::AddScalar, Tensor::randn({2, T, T}, gen, 0.0, 3.0, GetParam()), 1000.0);
+  const std::vector<double> xv = x.to_vector();
+  const double tol = GetParam() == DType::F32 ? 1e-6 : 1e-14;
+  for (bool causal : {false, true}) {
+    const std::vector<double> y = ops::softmax(x, causal).to_vector();
+    for (int64_t r = 0; r < 2 * T; ++r) {
+      const int64_t valid = causal ? r % T + 1 : T;
+      const auto want = naive_softmax_row(xv, static_cast<size_t>(r * T), static_cast<size_t>(valid));
+      for (int64_t j = 0; j < valid; ++j)
+        ASSERT_NEAR(y[r * T + j], want[j], tol) << (causal ? "causal " : "") << r << " " << j;
+    }
+  }
+  // Cross-entropy of the same rows as logits: lse = max + log sum exp(x - max).
+  const Tensor targets = Tensor::from_ints(std::vector<int32_t>(2 * T, 1), {2 * T});
+  Tensor lse = Tensor::empty({2 * T}, GetParam());
+  const double loss = cpu_backend().cross_entropy_forward(x.reshape({2 * T, T}), targets, -1, lse);
+  double expected = 0;
+  for (int64_t r = 0; r < 2 * T; ++r)
+    expected -= std::log(naive_softmax_row(xv, static_cast<size_t>(r * T), static_cast<size_t>(T))[1]);
+  EXPECT_NEAR(loss, expected / (2 * T), GetParam() == DType::F32 ? 1e-4 : 1e-12);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest, ::testing::Values(DType::F32, DType::F64),
                          [](const auto& info) { return info.param == DType::F32 ? "f32" : "f64"; });
 

@@ -6,6 +6,7 @@
 
 #include "core/random.h"
 #include "core/tensor.h"
+#include "nn/block.h"
 #include "nn/model_config.h"
 
 namespace normlab::testing {
@@ -25,6 +26,31 @@ inline ModelConfig small_config(const std::string& placement, const std::string&
   c.tie_embeddings = tied;
   c.seed = 7;
   return c;
+}
+
+// small_config for every norm placement x each of `norms` x every FFN type, the head tied in
+// every other one (alternating differently per norm, so that each FFN type meets both), biases
+// off in every third, token embeddings scaled by sqrt(d_model) in every fifth: the sweep of the
+// whole-model tests. Seeds differ per variant.
+inline std::vector<ModelConfig> model_variants(const std::vector<std::string>& norms) {
+  std::vector<ModelConfig> out;
+  for (const std::string& placement : placement_names())
+    for (const std::string& norm : norms)
+      for (const char* ffn : {"relu", "gelu", "swiglu", "geglu"}) {
+        const int variant = static_cast<int>(out.size());
+        ModelConfig c = small_config(placement, norm, ffn, (variant + variant / 4) % 2 == 0);
+        c.bias = variant % 3 != 0;
+        if (variant % 5 == 0) c.embedding_scale = "sqrt_d";
+        c.seed = static_cast<uint64_t>(variant);
+        out.push_back(c);
+      }
+  return out;
+}
+
+// "pre layernorm gelu tied bias", for SCOPED_TRACE.
+inline std::string describe(const ModelConfig& c) {
+  return c.norm_placement + " " + c.norm_type + " " + c.ffn_type + (c.tie_embeddings ? " tied" : " untied") +
+         (c.bias ? " bias" : " no bias") + (c.embedding_scale == "sqrt_d" ? " sqrt_d" : "");
 }
 
 // int32 (B, T) uniform in [0, vocab).
