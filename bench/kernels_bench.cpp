@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "core/cpu/blas_core.h"
 #include "core/backend.h"
 #include "core/norm_ops.h"
 #include "core/ops.h"
@@ -211,6 +212,7 @@ BENCHMARK(BM_attention_forward_backward)->Unit(benchmark::kMillisecond)->UseReal
 
 // Our own flag --threads=N (default 1) is taken out before Google Benchmark reads the rest.
 int main(int argc, char** argv) {
+  normlab::restart_with_better_blas_core(argv);
   int threads = 1;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {

@@ -35,6 +35,7 @@
 
 #include "autograd/tape.h"
 #include "core/backend.h"
+#include "core/cpu/blas_core.h"
 #include "core/profiler.h"
 #include "cli/commands.h"
 #include "experiments/config.h"
@@ -215,16 +216,17 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
       {"heads", m.n_heads}, {"vocab", m.vocab_size}, {"params", model.parameter_count()},
       {"matmul_params", matmul_params}, {"optimizer", config.optim.name}, {"steps", opt.steps},
       {"warmup", opt.warmup}, {"median_ms", median}, {"min_ms", sorted.front()},
-      {"max_ms", sorted.back()}, {"tokens_per_s", tokens_per_s}, {"flops_per_step", flops},
+      {"max_ms", sorted.back()}, {"blas_core", blas_core_name()}, {"tokens_per_s", tokens_per_s}, {"flops_per_step", flops},
       {"gflops", gflops}, {"peak_rss_mib", peak_rss_mib()}, {"final_loss", last_loss},
       {"profiled", !opt.no_profile}, {"breakdown_pct", breakdown}, {"memory", memory}};
   if (opt.json) {
     fmt::print("{}\n", out.dump());
     return;
   }
-  fmt::print("normlab bench: {}  L={} C={} H={} V={} B={} T={}  {} params ({} in matmuls)  {}  {}  threads {}\n",
+  fmt::print("normlab bench: {}  L={} C={} H={} V={} B={} T={}  {} params ({} in matmuls)  {}  {}  threads {}  blas {}\n",
              opt.config_path, m.n_layers, m.d_model, m.n_heads, m.vocab_size, b, t,
-             model.parameter_count(), matmul_params, config.optim.name, config.train.device, num_threads());
+             model.parameter_count(), matmul_params, config.optim.name, config.train.device, num_threads(),
+             blas_core_name());
   fmt::print("  step time   median {:.2f} ms   min {:.2f}   max {:.2f}   ({} timed, {} warm-up)\n",
              median, sorted.front(), sorted.back(), opt.steps, opt.warmup);
   fmt::print("  throughput  {:.0f} tokens/s   {:.2f} GFLOP/s ({:.3g} GFLOP/step)\n", tokens_per_s,

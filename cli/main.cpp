@@ -4,10 +4,12 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "core/cpu/blas_core.h"
 #include "core/error.h"
 #include "experiments/child_process.h"
 
 int main(int argc, char** argv) {
+  normlab::restart_with_better_blas_core(argv);  // before any thread or file is opened
   CLI::App app{"normlab: where and which normalization a transformer needs"};
   app.require_subcommand(1);
   int exit_code = 0;
