@@ -24,6 +24,14 @@ double weighted_loss(const GradFn& f, const std::vector<Tensor>& inputs, const T
 
 }  // namespace
 
+GradFn on_device(GradFn f, Device device) {
+  return [f = std::move(f), device](const std::vector<Var>& inputs) {
+    std::vector<Var> moved;
+    for (const Var& x : inputs) moved.push_back(x.value().defined() ? to_device(x, device) : x);
+    return to_device(f(moved), Device::cpu());
+  };
+}
+
 std::vector<InputCheck> gradcheck(const GradFn& f, const std::vector<Tensor>& inputs,
                                   const std::vector<std::string>& names,
                                   const std::vector<int>& differentiable,

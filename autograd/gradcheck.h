@@ -39,6 +39,10 @@ std::vector<InputCheck> gradcheck(const GradFn& f, const std::vector<Tensor>& in
                                   const std::vector<int>& differentiable,
                                   const GradcheckOptions& options);
 
+// f run on `device`: its inputs copied there and its output copied back (to_device both ways),
+// so that gradcheck's finite differences and backward exercise that device's kernels in float64.
+GradFn on_device(GradFn f, Device device);
+
 // ---- the op registry: drives `normlab gradcheck`, the gradcheck tests, and (later) CPU-vs-CUDA ----
 struct OpCase {
   std::string name;         // "layer_norm", "rms_norm_unit_offset", "matmul_tn", ...

@@ -43,6 +43,8 @@ Var split_heads(const Var& x, int64_t heads);
 Var merge_heads(const Var& x);
 // x[..., start : start + length] along the last axis (e.g. the halves of a fused SwiGLU projection).
 Var narrow_last(const Var& x, int64_t start, int64_t length);
+// y = x copied to `device` (CPU <-> CUDA). Copying changes no value, so dx = g copied back to x's device.
+Var to_device(const Var& x, Device device);
 
 // ---- products ----
 // op(a) @ op(b) over the last two axes; batched, or with b (K, N) shared across the batch.

@@ -1,12 +1,14 @@
-// normlab gradcheck [--op NAME|all] [--seed S] [--shape 2,3,8]
+// normlab gradcheck [--op NAME|all] [--seed S] [--shape 2,3,8] [--device cpu|cuda]
 // Central finite differences in float64 against every registered op's analytic backward;
-// prints one row per (op, input) and exits 1 on any failure.
+// prints one row per (op, input) and exits 1 on any failure. With --device cuda each op runs on the
+// GPU (inputs copied there, output back: autograd/gradcheck.h on_device), still in float64.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <sstream>
 
 #include "autograd/gradcheck.h"
+#include "core/backend.h"
 #include "nn/model_cases.h"
 #include "cli/commands.h"
 
@@ -39,10 +41,12 @@ CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code) {
   auto seed = std::make_shared<uint64_t>(0);
   auto shape_text = std::make_shared<std::string>();
   auto list = std::make_shared<bool>(false);
+  auto device_text = std::make_shared<std::string>("cpu");
   cmd->add_option("--op", *op, "op name, or 'all'")->capture_default_str();
   cmd->add_option("--seed", *seed, "seed of the random inputs")->capture_default_str();
   cmd->add_option("--shape", *shape_text, "shape of the first input, e.g. 4,16 (default: per op)");
   cmd->add_flag("--list", *list, "list the op names and exit");
+  cmd->add_option("--device", *device_text, "cpu, cuda or cuda:N: where the ops run")->capture_default_str();
   cmd->callback([=, &exit_code] {
     // The op registry plus the whole-model checks that nn/ adds (tiny float64 transformers).
     std::vector<OpCase> cases = op_cases();
@@ -63,6 +67,9 @@ CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code) {
       fail("gradcheck", "unknown --op '{}'; known ops: all, {}", *op, names);
     }
     const Shape shape = shape_text->empty() ? Shape{} : parse_shape(*shape_text);
+    const Device device = parse_device(*device_text);
+    if (device.kind == DeviceKind::CUDA && !cuda_available())
+      fail("gradcheck", "--device {}: no CUDA device (or normlab was built without CUDA)", device.str());
     fmt::print("{:<24} {:<8} {:>6} {:>12} {:>12} {:>10}  {}\n", "op", "input", "elems",
                "max_abs_err", "max_rel_err", "tolerance", "result");
     int failures = 0, rows = 0;
@@ -70,7 +77,16 @@ CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code) {
       const auto inputs = c->make_inputs(*seed, shape);
       GradcheckOptions opt = c->options;
       opt.seed = *seed;
-      for (const InputCheck& r : gradcheck(c->fn, inputs, c->input_names, c->differentiable, opt)) {
+      const GradFn fn = device == Device::cpu() ? c->fn : on_device(c->fn, device);
+      std::vector<InputCheck> checks;
+      try {
+        checks = gradcheck(fn, inputs, c->input_names, c->differentiable, opt);
+      } catch (const Error& e) {  // e.g. an op that has no kernel on this device
+        ++rows;
+        ++failures;
+        fmt::print("{:<24} ERROR: {}\n", c->name, e.what());
+      }
+      for (const InputCheck& r : checks) {
         ++rows;
         failures += r.passed ? 0 : 1;
         fmt::print("{:<24} {:<8} {:>6} {:>12.3e} {:>12.3e} {:>10.1e}  {}\n", c->name, r.input,

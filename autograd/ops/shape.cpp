@@ -5,6 +5,13 @@
 
 namespace normlab {
 
+// y = x copied to another device. Copying changes no value, so dL/dx_i = dL/dy_i:
+//   dx = g copied back to x's device.
+Var to_device(const Var& x, Device device) {
+  const Device from = x.value().device();
+  return record("to_device", {x}, x.value().to(device), [from](const Tensor& g) -> Grads { return {g.to(from)}; });
+}
+
 // y = x viewed with a new shape (a view: it shares x's storage when x is contiguous).
 // Every element keeps its row-major index, so dL/dx_i = dL/dy_i:   dx = g.reshape(x.shape).
 Var reshape(const Var& x, const Shape& shape) {

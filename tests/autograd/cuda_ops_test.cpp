@@ -113,6 +113,17 @@ TEST_P(CudaVsCpu, Float64ForwardAndBackwardMatch) {
   compare_case(*c, {}, DType::F64);
 }
 
+// The finite-difference check itself on the GPU, float64: the op's CUDA forward gives the numeric
+// gradient, its CUDA backward the analytic one (inputs copied there, output back: on_device).
+TEST_P(CudaVsCpu, Float64GradcheckOnTheGpu) {
+  SKIP_WITHOUT_CUDA();
+  const OpCase* c = find_op_case(GetParam());
+  ASSERT_NE(c, nullptr);
+  for (const InputCheck& r : gradcheck(on_device(c->fn, Device::cuda()), c->make_inputs(0, {}), c->input_names,
+                                       c->differentiable, c->options))
+    EXPECT_TRUE(r.passed) << c->name << " input " << r.input << ": max rel error " << r.max_rel_error;
+}
+
 INSTANTIATE_TEST_SUITE_P(AllOps, CudaVsCpu, ::testing::ValuesIn(case_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

@@ -66,6 +66,32 @@ TEST(Gradcheck, CatchesAWrongBackward) {
   EXPECT_GT(results[0].max_rel_error, 0.1);
 }
 
+// on_device routes the gradient through to_device's backward both ways; on the CPU it must leave
+// every input gradient exactly as the op computes it (the CUDA run is in cuda_ops_test.cpp).
+TEST(Gradcheck, OnDeviceKeepsTheGradientOfEveryInput) {
+  const OpCase* c = find_op_case("layer_norm");
+  ASSERT_NE(c, nullptr);
+  const std::vector<Tensor> inputs = c->make_inputs(0, {});
+  auto input_grads = [&](const GradFn& f) {
+    Tape::current().clear();
+    std::vector<Var> vars;
+    for (const Tensor& t : inputs) vars.push_back(Var(t.clone(), true));
+    backward(sum_all(mul(f(vars), f(vars))));
+    std::vector<std::vector<double>> grads;
+    for (const Var& v : vars) grads.push_back(v.grad().to_vector());
+    return grads;
+  };
+  const auto direct = input_grads(c->fn), routed = input_grads(on_device(c->fn, Device::cpu()));
+  ASSERT_EQ(direct.size(), routed.size());
+  for (size_t i = 0; i < direct.size(); ++i) {
+    EXPECT_EQ(direct[i], routed[i]) << "input " << c->input_names[i];
+    EXPECT_NE(*std::max_element(direct[i].begin(), direct[i].end()), 0.0);
+  }
+  for (const InputCheck& r : gradcheck(on_device(c->fn, Device::cpu()), inputs, c->input_names,
+                                       c->differentiable, c->options))
+    EXPECT_TRUE(r.passed) << r.input;
+}
+
 TEST(Gradcheck, RejectsFloat32Inputs) {
   GradFn f = [](const std::vector<Var>& v) { return scale(v[0], 2.0); };
   EXPECT_THROW(gradcheck(f, {Tensor::ones({2})}, {"x"}, {0}, GradcheckOptions{}), Error);
