@@ -25,8 +25,8 @@ CONFIGS = {
 }
 
 
-def run_json(cmd):
-    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+def run_json(cmd, env=None):
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         sys.exit(f"bench/compare: failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr}")
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -62,7 +62,10 @@ def main():
                     common = ["--steps", str(steps), "--warmup", str(warmup), "--threads", str(t), "--json"]
                     n = run_json([a.normlab, "bench", "train", CONFIGS[name], *common,
                                   "--resolved-config", resolved])
-                    r = run_json(["/usr/bin/python3", "bench/torch_reference.py", resolved, *common])
+                    # PyTorch (Debian's links OpenBLAS) runs the GEMM kernels normlab chose
+                    # (core/cpu/blas_core.h): on a CPU OpenBLAS does not know, both get the same.
+                    env = dict(os.environ, OPENBLAS_CORETYPE=n["blas_core"])
+                    r = run_json(["/usr/bin/python3", "bench/torch_reference.py", resolved, *common], env)
                     for record in (n, r):
                         record.update(bench_config=name, rep=rep)
                         if out:
