@@ -50,7 +50,8 @@ namespace {
 
 // Full suite (docs/xiong/README.md has the measured cost): init probes over 8 seeds; every training
 // arm 5 seeds x 2000 steps of the copy task (copy_task.toml). Cut to fit 90 minutes on 2 cores:
-// the text corpus (text_corpus.toml, run with --only E3 --text) and Pre-LN with RAdam.
+// the text corpus (text_corpus.toml, run with --only E3 --text), Pre-LN with RAdam and E4's lrs
+// beyond E3's (E4 reads E3's two lrs).
 Grids full_grids() {
   Grids g;
   g.e1_depths = {2, 4, 8, 16, 32, 48};
@@ -66,7 +67,7 @@ Grids full_grids() {
   g.warmups = {{"none", 1}, {"short", 50}, {"long", 400}};
   g.seeds = {1, 2, 3, 4, 5};
   g.sgd_lr = "1e-1";
-  g.lr_sweep = {"2e-3"};
+  g.lr_sweep = {};
   g.slice_lr = "1e-3";
   g.pre_radam = false;
   g.embedding_diagnostic = true;
