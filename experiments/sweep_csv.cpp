@@ -1,4 +1,5 @@
 // sweep.csv: one row per sweep point, RFC 4180 quoting (point names hold commas).
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -94,17 +95,26 @@ int64_t parse_step(const std::string& cell, const std::string& where) {
 
 }  // namespace
 
+// Points may set different keys (a grid plus extra arms): the columns are every key any point sets,
+// in order of first appearance, and a point that does not set a key has an empty cell there.
 void write_sweep_csv(const fs::path& path, const std::vector<SweepRow>& rows) {
+  std::vector<std::string> keys;
+  for (const SweepRow& row : rows)
+    for (const auto& [key, _] : row.point.overrides)
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   std::vector<std::string> header = {"name"};
-  if (!rows.empty())
-    for (const auto& [key, _] : rows.front().point.overrides) header.push_back(key);
+  header.insert(header.end(), keys.begin(), keys.end());
   header.insert(header.end(), result_columns().begin(), result_columns().end());
   std::string text;
   text += join_cells(header);
   for (const SweepRow& row : rows) {
     const bool measured = row.status == "completed" || row.status == "diverged";
     std::vector<std::string> cells = {row.point.name};
-    for (const auto& [_, value] : row.point.overrides) cells.push_back(value);
+    for (const std::string& key : keys) {
+      const auto& o = row.point.overrides;
+      const auto it = std::find_if(o.begin(), o.end(), [&](const auto& kv) { return kv.first == key; });
+      cells.push_back(it == o.end() ? "" : it->second);
+    }
     cells.push_back(row.status);
     cells.push_back(row.status == "diverged" ? fmt::format("{}", row.diverged_step) : "");
     for (const double v : {row.final_train_loss, row.final_val_loss, row.best_val_loss, row.wall_seconds})
@@ -112,8 +122,6 @@ void write_sweep_csv(const fs::path& path, const std::vector<SweepRow>& rows) {
     cells.push_back(row.run_dir);
     cells.push_back(row.fingerprint);
     cells.push_back(row.error);
-    NL_CHECK(cells.size() == header.size(), "sweep", "row '{}' has {} axis values, the header {}",
-             row.point.name, row.point.overrides.size(), header.size() - 1 - result_columns().size());
     text += join_cells(cells);
   }
   write_file_atomic(path.string(), text);
@@ -140,7 +148,8 @@ std::vector<SweepRow> read_sweep_csv(const fs::path& path) {
              header.size());
     SweepRow row;
     row.point.name = cells[0];
-    for (size_t a = 0; a < axes; ++a) row.point.overrides.emplace_back(header[1 + a], cells[1 + a]);
+    for (size_t a = 0; a < axes; ++a)  // an empty cell: this point does not set that key
+      if (!cells[1 + a].empty()) row.point.overrides.emplace_back(header[1 + a], cells[1 + a]);
     const size_t r = 1 + axes;
     row.status = cells[r];
     row.diverged_step = cells[r + 1].empty() ? -1 : parse_step(cells[r + 1], where);

@@ -99,6 +99,7 @@ Grids quick_grids() {
   g.sgd_lr = "1e-1";
   g.lr_sweep = {"5e-4"};
   g.slice_lr = "5e-3";
+  g.embedding_diagnostic = true;  // an arm that sets one more key than the grid: sweep.csv's columns
   return g;
 }
 

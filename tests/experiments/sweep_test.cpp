@@ -121,6 +121,21 @@ TEST(SweepCsv, RoundTripsNamesWithCommasAndQuotes) {
             std::string::npos);
 }
 
+// A grid plus an extra arm that sets one more key (the Xiong suite's diagnostic arm): every key is
+// a column, and the points that do not set it read back without it.
+TEST(SweepCsv, PointsThatSetDifferentKeys) {
+  ScratchDir dir;
+  std::vector<SweepRow> rows(3);
+  rows[0].point = {{{"optim.lr", "1e-3"}, {"seed", "1"}}, "a"};
+  rows[1].point = {{{"optim.lr", "1e-3"}, {"seed", "1"}, {"model.embedding_scale", "none"}}, "b"};
+  rows[2].point = {{{"seed", "2"}}, "c"};
+  for (SweepRow& r : rows) r.status = "pending";
+  write_sweep_csv(dir.path() / "sweep.csv", rows);
+  const auto back = read_sweep_csv(dir.path() / "sweep.csv");
+  ASSERT_EQ(back.size(), 3u);
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(back[i].point.overrides, rows[i].point.overrides) << i;
+}
+
 TEST(SweepRun, DivergedPointIsAResultAndRerunSkipsCompletedPoints) {
   TinySweep s;
   SweepOptions options = s.options();
