@@ -123,8 +123,11 @@ std::vector<std::string> describe_grids(const Grids& g) {
                   g.copy_config, g.slice_lr),
       fmt::format("E3 copy task: {}, placement in {{post, pre}}, Adam lr in {{{}}}, schedule.warmup_steps in "
                   "{{{}}} (1 = none), seeds {{{}}}; Post-LN with SGD at lr {}, warmup none and long; RAdam "
-                  "without warmup at every lr (Post-LN) and at {} (Pre-LN)", g.copy_config, list(g.lrs), list(warm),
-                  list(g.seeds), g.sgd_lr, g.slice_lr),
+                  "without warmup at every lr (Post-LN){}{}", g.copy_config, list(g.lrs), list(warm), list(g.seeds),
+                  g.sgd_lr, g.pre_radam ? " and at " + g.slice_lr + " (Pre-LN)" : "",
+                  g.embedding_diagnostic ? "; Pre-LN without warmup at " + g.slice_lr +
+                                               " with unscaled embeddings (model.embedding_scale = \"none\")"
+                                         : ""),
       fmt::format("E4 lr sweep: Adam lr in {{{}}} x {{post, pre}} x warmup {{none, long}}", list(g.all_lrs())),
       fmt::format("E5b DeepNorm and E5c sandwich without warmup, E6 RMSNorm Post-LN without and with the long "
                   "warmup: lr {}", g.slice_lr)};
