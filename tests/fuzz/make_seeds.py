@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the fuzzers' seed corpora: <out>/config/ (the repository's configs from
-experiments/configs, experiments/xiong and bench/configs, each also with overrides after a NUL
+experiments/configs, xiong/configs and bench/configs, each also with overrides after a NUL
 byte, as fuzz_config reads them) and <out>/safetensors/ (small valid files of every dtype normlab
 reads, with and without metadata, an empty one, a zero-size tensor).
 usage: tests/fuzz/make_seeds.py <out dir>"""
@@ -11,7 +11,7 @@ out = sys.argv[1]
 os.makedirs(f"{out}/config", exist_ok=True)
 os.makedirs(f"{out}/safetensors", exist_ok=True)
 
-configs = [p for d in ("experiments/configs", "experiments/xiong", "bench/configs")
+configs = [p for d in ("experiments/configs", "xiong/configs", "bench/configs")
            for p in sorted(glob.glob(f"{root}/{d}/*.toml"))]
 for path in configs:
     text = open(path, "rb").read()
