@@ -32,10 +32,7 @@ nlohmann::json measure(const Context& ctx, const ModelConfig& base, const ProbeB
     for (int seed = 1; seed <= g.e1_seeds; ++seed) {
       std::vector<double> per_depth;
       for (const int64_t L : g.e1_depths) {
-        ModelConfig c = base;
-        c.norm_placement = placement;
-        c.n_layers = L;
-        c.seed = static_cast<uint64_t>(seed);
+        const ModelConfig c = probe_model(base, placement, L, seed);
         const LayerGrads r = measure_layer_grads(c, probe, 1000 + static_cast<uint64_t>(seed));
         per_depth.push_back(r.w2_mean_norm.back());
         if (L == g.e1_depths.back()) {

@@ -22,10 +22,7 @@ nlohmann::json measure(const Context& ctx) {
     for (const std::string& placement : kPlacements) {
       nlohmann::json seeds = nlohmann::json::array();
       for (int seed = 1; seed <= g.e2_seeds; ++seed) {
-        ModelConfig c = base;
-        c.norm_placement = placement;
-        c.n_layers = L;
-        c.seed = static_cast<uint64_t>(seed);
+        const ModelConfig c = probe_model(base, placement, L, seed);
         const LayerGrads r = measure_layer_grads(c, g.e2_probe, 2000 + static_cast<uint64_t>(seed));
         seeds.push_back({{"w1_mean", r.w1_mean_norm}, {"w1_nom", r.w1_norm_of_mean}, {"w2_mean", r.w2_mean_norm},
                          {"w2_nom", r.w2_norm_of_mean}, {"attn", r.attn_mean_norm}});

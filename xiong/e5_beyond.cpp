@@ -22,10 +22,7 @@ nlohmann::json measure_amplification(const Context& ctx, const ModelConfig& base
     for (int seed = 1; seed <= g.amp_seeds; ++seed) {
       std::vector<double> per_depth;
       for (const int64_t L : g.amp_depths) {
-        ModelConfig c = base;
-        c.norm_placement = placement;
-        c.n_layers = L;
-        c.seed = static_cast<uint64_t>(seed);
+        const ModelConfig c = probe_model(base, placement, L, seed);
         per_depth.push_back(output_change_after_adam_step(c, g.amp_probe, g.amp_lr, 3000 + static_cast<uint64_t>(seed)));
       }
       seeds.push_back(per_depth);

@@ -94,6 +94,14 @@ std::vector<std::pair<Tensor, Tensor>> probe_batches(int64_t vocab, const ProbeB
   return out;
 }
 
+ModelConfig probe_model(const ModelConfig& base, const std::string& placement, int64_t layers, int seed) {
+  ModelConfig c = base;
+  c.norm_placement = placement;
+  c.n_layers = layers;
+  c.seed = static_cast<uint64_t>(seed);
+  return c;
+}
+
 LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed) {
   TransformerLM model(config);
   if (probe.unit_variance_input) rescale_embeddings_to_unit_variance(model);

@@ -43,6 +43,9 @@ struct LayerGrads {
 // data_seed: what measure_layer_grads feeds the model (and what the PyTorch check replays).
 std::vector<std::pair<Tensor, Tensor>> probe_batches(int64_t vocab, const ProbeBatch& probe, uint64_t data_seed);
 
+// The probe model: `base` with this placement, depth and seed (initialization).
+ModelConfig probe_model(const ModelConfig& base, const std::string& placement, int64_t layers, int seed);
+
 // One model (config.seed) measured over probe.batches random-token batches.
 LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed);
 

@@ -49,10 +49,7 @@ std::vector<Case> export_cases(const Context& ctx, const fs::path& dir) {
     for (const std::string placement : {"post", "pre"})
       for (const int64_t L : depths)
         for (int seed = 1; seed <= g.torch_seeds; ++seed) {
-          ModelConfig c = base;
-          c.norm_placement = placement;
-          c.n_layers = L;
-          c.seed = static_cast<uint64_t>(seed);
+          const ModelConfig c = probe_model(base, placement, L, seed);
           Case k{probe_id, placement, fmt::format("{}_{}_L{}_s{}.safetensors", probe_id, placement, L, seed), L, seed, {}};
           export_case(c, probe, seed_offset + static_cast<uint64_t>(seed), dir / k.file);
           k.normlab = measure_layer_grads(c, probe, seed_offset + static_cast<uint64_t>(seed));
