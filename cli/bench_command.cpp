@@ -158,11 +158,22 @@ nlohmann::ordered_json measure_memory(TransformerLM& model, Optimizer& optimizer
           {"estimate_mib", estimate * mib},            {"estimate_over_allocator_peak", estimate / peak}};
 }
 
-void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
-                TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
+struct StepTimes {
+  std::vector<double> sorted_ms;  // the timed steps, ascending
+  double total_ms = 0.0;
+  double median_ms = 0.0;
+  double last_loss = 0.0;
+  ProfileTotals totals;
+  nlohmann::ordered_json memory;  // measure_memory's record (CPU only)
+};
+
+// Warm-up steps, then opt.steps timed steps (profiled unless --no-profile), then one step whose
+// memory is measured, all on at most 16 batches drawn up front and moved to the model's device.
+StepTimes time_steps(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
+                     TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
   std::vector<Batch> batches = draw_batches(config, dataset, std::min<int64_t>(opt.warmup + opt.steps, 16));
   const Device device = parse_device(config.train.device);
-  for (Batch& batch : batches) {  // on the model's device before timing
+  for (Batch& batch : batches) {
     batch.inputs = batch.inputs.to(device);
     batch.targets = batch.targets.to(device);
   }
@@ -171,67 +182,52 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
     train_step(model, optimizer, params, config, batches[step % batches.size()], step);
   profiler_reset();
   profiler_enable(!opt.no_profile);
-  std::vector<double> ms;
-  double last_loss = 0.0;
+  StepTimes r;
   for (int64_t i = 0; i < opt.steps; ++i, ++step) {
     const auto start = std::chrono::steady_clock::now();
-    last_loss = train_step(model, optimizer, params, config, batches[step % batches.size()], step);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    r.last_loss = train_step(model, optimizer, params, config, batches[step % batches.size()], step);
+    r.sorted_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   profiler_enable(false);
-  const ProfileTotals totals = profiler_totals();
-  nlohmann::ordered_json memory;
+  r.totals = profiler_totals();
   if (device.kind == DeviceKind::CPU)
-    memory = measure_memory(model, optimizer, params, config, batches[step % batches.size()], step);
-  double timed_ms = 0.0;
-  for (double m : ms) timed_ms += m;
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    r.memory = measure_memory(model, optimizer, params, config, batches[step % batches.size()], step);
+  for (double m : r.sorted_ms) r.total_ms += m;
+  std::sort(r.sorted_ms.begin(), r.sorted_ms.end());
+  const size_t n = r.sorted_ms.size();
+  r.median_ms = n % 2 ? r.sorted_ms[n / 2] : 0.5 * (r.sorted_ms[n / 2 - 1] + r.sorted_ms[n / 2]);
+  return r;
+}
 
-  const ModelConfig& m = config.model;
-  const int64_t b = config.train.batch_size, t = config.train.context;
-  const int64_t matmul_params = matmul_parameter_count(model);
-  const double flops = 6.0 * static_cast<double>(matmul_params) * static_cast<double>(b * t) +
-                       12.0 * static_cast<double>(m.n_layers * b * t * t * m.d_model);
-  const double tokens_per_s = static_cast<double>(b * t) / (median * 1e-3);
-  const double gflops = flops / (median * 1e-3) / 1e9;
-
+// Percent of the timed step time spent in each op family; "other" is the unprofiled rest.
+nlohmann::ordered_json op_family_breakdown(const StepTimes& times, bool profiled) {
   nlohmann::ordered_json breakdown = nlohmann::ordered_json::object();
   double accounted = 0.0;
   for (int f = 0; f < kOpFamilyCount; ++f) {
     const auto family = static_cast<OpFamily>(f);
     if (family == OpFamily::Other) continue;
-    const double pct = timed_ms > 0 ? 100.0 * totals.seconds[f] * 1e3 / timed_ms : 0.0;
+    const double pct = times.total_ms > 0 ? 100.0 * times.totals.seconds[f] * 1e3 / times.total_ms : 0.0;
     breakdown[op_family_name(family)] = pct;
     accounted += pct;
   }
-  breakdown["other"] = opt.no_profile ? 0.0 : std::max(0.0, 100.0 - accounted);
+  breakdown["other"] = profiled ? std::max(0.0, 100.0 - accounted) : 0.0;
+  return breakdown;
+}
 
-  nlohmann::ordered_json out = {
-      {"framework", "normlab"}, {"config", opt.config_path}, {"device", config.train.device},
-      {"threads", num_threads()},
-      {"batch", b}, {"context", t}, {"layers", m.n_layers}, {"d_model", m.d_model},
-      {"heads", m.n_heads}, {"vocab", m.vocab_size}, {"params", model.parameter_count()},
-      {"matmul_params", matmul_params}, {"optimizer", config.optim.name}, {"steps", opt.steps},
-      {"warmup", opt.warmup}, {"median_ms", median}, {"min_ms", sorted.front()},
-      {"max_ms", sorted.back()}, {"blas_core", blas_core_name()}, {"tokens_per_s", tokens_per_s}, {"flops_per_step", flops},
-      {"gflops", gflops}, {"peak_rss_mib", peak_rss_mib()}, {"final_loss", last_loss},
-      {"profiled", !opt.no_profile}, {"breakdown_pct", breakdown}, {"memory", memory}};
-  if (opt.json) {
-    fmt::print("{}\n", out.dump());
-    return;
-  }
+void print_timing(const BenchOptions& opt, const nlohmann::ordered_json& out) {
+  const auto d = [&](const char* key) { return out[key].get<double>(); };
   fmt::print("normlab bench: {}  L={} C={} H={} V={} B={} T={}  {} params ({} in matmuls)  {}  {}  threads {}  blas {}\n",
-             opt.config_path, m.n_layers, m.d_model, m.n_heads, m.vocab_size, b, t,
-             model.parameter_count(), matmul_params, config.optim.name, config.train.device, num_threads(),
-             blas_core_name());
+             opt.config_path, out["layers"].get<int64_t>(), out["d_model"].get<int64_t>(),
+             out["heads"].get<int64_t>(), out["vocab"].get<int64_t>(), out["batch"].get<int64_t>(),
+             out["context"].get<int64_t>(), out["params"].get<int64_t>(), out["matmul_params"].get<int64_t>(),
+             out["optimizer"].get<std::string>(), out["device"].get<std::string>(), out["threads"].get<int>(),
+             out["blas_core"].get<std::string>());
   fmt::print("  step time   median {:.2f} ms   min {:.2f}   max {:.2f}   ({} timed, {} warm-up)\n",
-             median, sorted.front(), sorted.back(), opt.steps, opt.warmup);
-  fmt::print("  throughput  {:.0f} tokens/s   {:.2f} GFLOP/s ({:.3g} GFLOP/step)\n", tokens_per_s,
-             gflops, flops / 1e9);
-  fmt::print("  peak RSS    {:.1f} MiB\n", peak_rss_mib());
+             d("median_ms"), d("min_ms"), d("max_ms"), opt.steps, opt.warmup);
+  fmt::print("  throughput  {:.0f} tokens/s   {:.2f} GFLOP/s ({:.3g} GFLOP/step)\n", d("tokens_per_s"),
+             d("gflops"), d("flops_per_step") / 1e9);
+  fmt::print("  peak RSS    {:.1f} MiB\n", d("peak_rss_mib"));
+  const nlohmann::ordered_json& memory = out["memory"];
   if (!memory.empty())
     fmt::print("  memory      params {:.1f} + grads {:.1f} + optimizer {:.1f} + activations {:.1f} = required {:.1f} MiB;\n"
                "              allocator peak {:.1f} MiB ({:.2f}x required), peak RSS {:.2f}x required;\n"
@@ -243,8 +239,35 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
                memory["estimate_mib"].get<double>(), memory["estimate_over_allocator_peak"].get<double>());
   if (!opt.no_profile) {
     fmt::print("  time by op family (% of timed step time):\n");
-    for (auto& [name, pct] : breakdown.items()) fmt::print("    {:<12} {:5.1f}%\n", name, pct.get<double>());
+    for (auto& [name, pct] : out["breakdown_pct"].items()) fmt::print("    {:<12} {:5.1f}%\n", name, pct.get<double>());
   }
+}
+
+void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
+                TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
+  const StepTimes times = time_steps(opt, config, dataset, model, optimizer, params);
+  const ModelConfig& m = config.model;
+  const int64_t b = config.train.batch_size, t = config.train.context;
+  const int64_t matmul_params = matmul_parameter_count(model);
+  const double flops = 6.0 * static_cast<double>(matmul_params) * static_cast<double>(b * t) +
+                       12.0 * static_cast<double>(m.n_layers * b * t * t * m.d_model);
+  const double seconds = times.median_ms * 1e-3;
+  nlohmann::ordered_json out = {
+      {"framework", "normlab"}, {"config", opt.config_path}, {"device", config.train.device},
+      {"threads", num_threads()},
+      {"batch", b}, {"context", t}, {"layers", m.n_layers}, {"d_model", m.d_model},
+      {"heads", m.n_heads}, {"vocab", m.vocab_size}, {"params", model.parameter_count()},
+      {"matmul_params", matmul_params}, {"optimizer", config.optim.name}, {"steps", opt.steps},
+      {"warmup", opt.warmup}, {"median_ms", times.median_ms}, {"min_ms", times.sorted_ms.front()},
+      {"max_ms", times.sorted_ms.back()}, {"blas_core", blas_core_name()},
+      {"tokens_per_s", static_cast<double>(b * t) / seconds}, {"flops_per_step", flops},
+      {"gflops", flops / seconds / 1e9}, {"peak_rss_mib", peak_rss_mib()}, {"final_loss", times.last_loss},
+      {"profiled", !opt.no_profile}, {"breakdown_pct", op_family_breakdown(times, !opt.no_profile)},
+      {"memory", times.memory}};
+  if (opt.json)
+    fmt::print("{}\n", out.dump());
+  else
+    print_timing(opt, out);
 }
 
 void run_bench_train(const BenchOptions& opt) {
