@@ -172,7 +172,7 @@ struct StepTimes {
 StepTimes time_steps(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
                      TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
   std::vector<Batch> batches = draw_batches(config, dataset, std::min<int64_t>(opt.warmup + opt.steps, 16));
-  const Device device = parse_device(config.train.device);
+  const Device device = config.train.device;
   for (Batch& batch : batches) {
     batch.inputs = batch.inputs.to(device);
     batch.targets = batch.targets.to(device);
@@ -253,11 +253,11 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
                        12.0 * static_cast<double>(m.n_layers * b * t * t * m.d_model);
   const double seconds = times.median_ms * 1e-3;
   nlohmann::ordered_json out = {
-      {"framework", "normlab"}, {"config", opt.config_path}, {"device", config.train.device},
+      {"framework", "normlab"}, {"config", opt.config_path}, {"device", config.train.device.str()},
       {"threads", num_threads()},
       {"batch", b}, {"context", t}, {"layers", m.n_layers}, {"d_model", m.d_model},
       {"heads", m.n_heads}, {"vocab", m.vocab_size}, {"params", model.parameter_count()},
-      {"matmul_params", matmul_params}, {"optimizer", config.optim.name}, {"steps", opt.steps},
+      {"matmul_params", matmul_params}, {"optimizer", enum_name(config.optim.name)}, {"steps", opt.steps},
       {"warmup", opt.warmup}, {"median_ms", times.median_ms}, {"min_ms", times.sorted_ms.front()},
       {"max_ms", times.sorted_ms.back()}, {"blas_core", blas_core_name()},
       {"tokens_per_s", static_cast<double>(b * t) / seconds}, {"flops_per_step", flops},
@@ -293,7 +293,7 @@ void run_bench_train(const BenchOptions& opt) {
     NL_CHECK(file.good(), "bench", "cannot write --resolved-config '{}'", opt.resolved_config);
   }
   TransformerLM model(config.model);
-  model.to(parse_device(config.train.device));  // train.device=cuda: built on the host, then moved
+  model.to(config.train.device);  // train.device=cuda: built on the host, then moved
   model.train();
   const auto named = model.named_parameters();
   std::vector<Var> params;

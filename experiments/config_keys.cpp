@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/named_enum.h"
 #include "experiments/suggest.h"
 
 namespace normlab::config_detail {
@@ -59,6 +60,8 @@ std::string toml_text(int64_t v) { return fmt::format("{}", v); }
 std::string toml_text(int v) { return fmt::format("{}", v); }
 std::string toml_text(bool v) { return v ? "true" : "false"; }
 std::string toml_text(const std::string& v) { return toml_quote(v); }
+template <typename E> requires std::is_enum_v<E> std::string toml_text(E v) { return toml_quote(enum_name(v)); }
+std::string toml_text(const Device& v) { return toml_quote(v.str()); }
 std::string toml_text(uint64_t v) {
   NL_CHECK(v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), "config",
            "{} does not fit a TOML integer (seeds must be < 2^63)", v);
@@ -125,13 +128,28 @@ Check<std::string> directory_name() {
     return "";
   };
 }
-Check<std::string> device_name() {
-  return [](const std::string& v) -> std::string {
-    const std::string index = v.rfind("cuda:", 0) == 0 ? v.substr(5) : "";
-    const bool index_ok = !index.empty() && index.size() <= 4 && index.find_first_not_of("0123456789") == std::string::npos;
-    if (v == "cpu" || v == "cuda" || index_ok) return "";
-    return fmt::format("must be cpu, cuda or cuda:N; got '{}'", v);
-  };
+// A string naming one of the enum's values (EnumNames<E>, the only list of them), or the problem
+// (" must be one of post, pre, ...; got 'psot' (did you mean 'post'?)").
+template <typename E> std::string read_enum(const toml::node& node, E& out) {
+  std::string error;
+  const std::optional<std::string> text = convert(node, static_cast<std::string*>(nullptr), error);
+  if (!text) return ": " + error;
+  if (const std::optional<E> value = parse_enum<E>(*text)) {
+    out = *value;
+    return "";
+  }
+  const std::vector<std::string> names = enum_names<E>();
+  return fmt::format(" must be one of {}; got '{}'{}", fmt::join(names, ", "), *text, did_you_mean(*text, names));
+}
+std::string read_device(const toml::node& node, Device& out) {
+  std::string error;
+  const std::optional<std::string> v = convert(node, static_cast<std::string*>(nullptr), error);
+  if (!v) return ": " + error;
+  const std::string index = v->rfind("cuda:", 0) == 0 ? v->substr(5) : "";
+  const bool index_ok = !index.empty() && index.size() <= 4 && index.find_first_not_of("0123456789") == std::string::npos;
+  if (*v != "cpu" && *v != "cuda" && !index_ok) return fmt::format(" must be cpu, cuda or cuda:N; got '{}'", *v);
+  out = parse_device(*v);
+  return "";
 }
 
 // Appends one KeySpec per .key(...) call for the fields of section struct S.
@@ -144,7 +162,9 @@ template <typename S> struct Section {
   // a float, got ...", " must be > 0, got -1").
   template <typename T> using Reader = std::function<std::string(const toml::node&, T&)>;
 
-  template <typename T> Section& key(const std::string& key, T S::*field, Check<T> check = {}) {
+  template <typename T>
+    requires(!std::is_enum_v<T>)
+  Section& key(const std::string& key, T S::*field, Check<T> check = {}) {
     return add<T>(key, field, [check](const toml::node& node, T& value) -> std::string {
       std::string error;
       std::optional<T> converted = convert(node, static_cast<T*>(nullptr), error);
@@ -155,6 +175,10 @@ template <typename S> struct Section {
       return "";
     });
   }
+  template <typename E> requires std::is_enum_v<E> Section& key(const std::string& key, E S::*field) {
+    return add<E>(key, field, read_enum<E>);
+  }
+  Section& key(const std::string& key, Device S::*field) { return add<Device>(key, field, read_device); }
   Section& key(const std::string& key, int64_t S::*field, IntRange range) {
     return add<int64_t>(key, field, [range](const toml::node& node, int64_t& value) {
       return read_integer(node, range, value);
@@ -166,7 +190,7 @@ template <typename S> struct Section {
     KeySpec spec;
     spec.section = name;
     spec.name = key;
-    spec.is_string = std::is_same_v<T, std::string>;
+    spec.is_string = std::is_same_v<T, std::string> || std::is_same_v<T, Device> || std::is_enum_v<T>;
     auto member_ = member;
     spec.set = [member_, field, key, read](RunConfig& config, const toml::node& node) -> std::string {
       T value{};
@@ -190,22 +214,20 @@ std::vector<KeySpec> build_key_specs() {
       .key("n_layers", &ModelConfig::n_layers, IntRange{1})
       .key("d_ff", &ModelConfig::d_ff, IntRange{1})
       .key("context_length", &ModelConfig::context_length, IntRange{1})
-      .key("norm_type", &ModelConfig::norm_type,
-           one_of({"layernorm", "rmsnorm", "rmsnorm_unit_offset", "groupnorm", "batchnorm", "none"}))
+      .key("norm_type", &ModelConfig::norm_type)
       .key("norm_eps", &ModelConfig::norm_eps, greater_than(0.0))
       .key("norm_groups", &ModelConfig::norm_groups, IntRange{1})
-      .key("norm_placement", &ModelConfig::norm_placement,
-           one_of({"post", "pre", "none", "sandwich", "deepnorm"}))
-      .key("ffn_type", &ModelConfig::ffn_type, one_of({"relu", "gelu", "swiglu", "geglu"}))
+      .key("norm_placement", &ModelConfig::norm_placement)
+      .key("ffn_type", &ModelConfig::ffn_type)
       .key("bias", &ModelConfig::bias)
       .key("dropout", &ModelConfig::dropout, in_zero_one(false))
       .key("tie_embeddings", &ModelConfig::tie_embeddings)
-      .key("embedding_scale", &ModelConfig::embedding_scale, one_of({"none", "sqrt_d"}))
-      .key("init", &ModelConfig::init, one_of({"xavier", "gpt2"}))
+      .key("embedding_scale", &ModelConfig::embedding_scale)
+      .key("init", &ModelConfig::init)
       .key("seed", &ModelConfig::seed)
       .key("dtype", &ModelConfig::dtype, one_of({"float32", "float64"}));
   Section<OptimConfig>{t, "optim", &RunConfig::optim}
-      .key("name", &OptimConfig::name, one_of({"sgd", "adam", "adamw", "radam"}))
+      .key("name", &OptimConfig::name)
       .key("lr", &OptimConfig::lr, greater_than(0.0))
       .key("beta1", &OptimConfig::beta1, in_zero_one(false))
       .key("beta2", &OptimConfig::beta2, in_zero_one(false))
@@ -216,7 +238,7 @@ std::vector<KeySpec> build_key_specs() {
       .key("decay_embeddings", &OptimConfig::decay_embeddings)
       .key("grad_clip", &OptimConfig::grad_clip, at_least(0.0));
   Section<ScheduleConfig>{t, "schedule", &RunConfig::schedule}
-      .key("kind", &ScheduleConfig::kind, one_of({"constant", "inverse_sqrt", "linear", "cosine"}))
+      .key("kind", &ScheduleConfig::kind)
       .key("warmup_steps", &ScheduleConfig::warmup_steps, IntRange{0, kMaxCount})
       .key("decay_every", &ScheduleConfig::decay_every, IntRange{1, kMaxCount})
       .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0));
@@ -234,7 +256,7 @@ std::vector<KeySpec> build_key_specs() {
       .key("context", &TrainConfig::context, IntRange{1})
       .key("seed", &TrainConfig::seed)
       .key("threads", &TrainConfig::threads, at_least(0))
-      .key("device", &TrainConfig::device, device_name())
+      .key("device", &TrainConfig::device)
       .key("divergence_loss", &TrainConfig::divergence_loss, greater_than(0.0))
       .key("fail_on_divergence", &TrainConfig::fail_on_divergence)
       .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount});
@@ -258,7 +280,7 @@ std::vector<CrossCheck> build_cross_checks() {
   c.push_back({"model", {"model.norm_type", "model.d_model", "model.norm_groups"},
                [](const RunConfig& r) {
                  const ModelConfig& m = r.model;
-                 if (m.norm_type != "groupnorm" || m.d_model % m.norm_groups == 0) return std::string();
+                 if (m.norm_type != NormType::GroupNorm || m.d_model % m.norm_groups == 0) return std::string();
                  return fmt::format("d_model ({}) must be divisible by norm_groups ({}) for groupnorm",
                                     m.d_model, m.norm_groups);
                }});
@@ -269,7 +291,7 @@ std::vector<CrossCheck> build_cross_checks() {
                                           r.train.context, r.model.context_length);
                }});
   c.push_back({"schedule", {"schedule.kind", "schedule.warmup_steps"}, [](const RunConfig& r) {
-                 return r.schedule.kind != "inverse_sqrt" || r.schedule.warmup_steps >= 1
+                 return r.schedule.kind != ScheduleKind::InverseSqrt || r.schedule.warmup_steps >= 1
                             ? ""
                             : std::string("kind 'inverse_sqrt' needs warmup_steps >= 1, got 0");
                }});

@@ -18,13 +18,13 @@ namespace normlab {
 namespace {
 
 // Norm layers inside one block, by placement (nn/block.h): sandwich has four, none has none.
-double norms_per_block(const std::string& placement) {
-  if (placement == "sandwich") return 4;
-  if (placement == "none") return 0;
+double norms_per_block(NormPlacement placement) {
+  if (placement == NormPlacement::Sandwich) return 4;
+  if (placement == NormPlacement::None) return 0;
   return 2;  // post, pre, deepnorm
 }
 
-bool gated_ffn(const ModelConfig& m) { return m.ffn_type == "swiglu" || m.ffn_type == "geglu"; }
+bool gated_ffn(const ModelConfig& m) { return m.ffn_type == FfnType::SwiGlu || m.ffn_type == FfnType::GeGlu; }
 
 // Elements of the parameters: embeddings, per block 4 C x C attention matrices and the FFN's two
 // or three C x F matrices (with biases when model.bias), per norm a weight (and a bias for the
@@ -35,8 +35,8 @@ double parameter_elements(const ModelConfig& m) {
   const double ffn_mats = gated_ffn(m) ? 3 : 2;
   double block = 4 * C * C + ffn_mats * C * F;
   if (m.bias) block += 4 * C + (ffn_mats - 1) * F + C;
-  const bool norm_bias = m.bias && m.norm_type != "rmsnorm" && m.norm_type != "rmsnorm_unit_offset";
-  const double per_norm = m.norm_type == "none" ? 0 : (norm_bias ? 2 * C : C);
+  const bool norm_bias = m.bias && m.norm_type != NormType::RmsNorm && m.norm_type != NormType::RmsNormUnitOffset;
+  const double per_norm = m.norm_type == NormType::None ? 0 : (norm_bias ? 2 * C : C);
   block += norms_per_block(m.norm_placement) * per_norm;
   double total = V * C + static_cast<double>(m.context_length) * C + L * block;
   if (placement_has_final_norm(m.norm_placement)) total += per_norm;
@@ -61,12 +61,12 @@ double activation_elements(const RunConfig& c) {
   const double N = B * T, C = static_cast<double>(m.d_model), F = static_cast<double>(m.d_ff);
   const double H = static_cast<double>(m.n_heads), V = static_cast<double>(m.vocab_size);
   const bool dropout = m.dropout > 0;
-  const double stats = 2 * N * (m.norm_type == "groupnorm" ? static_cast<double>(m.norm_groups) : 1);
-  const double per_norm = m.norm_type == "none" ? 0 : N * C + stats;
+  const double stats = 2 * N * (m.norm_type == NormType::GroupNorm ? static_cast<double>(m.norm_groups) : 1);
+  const double per_norm = m.norm_type == NormType::None ? 0 : N * C + stats;
   double block = 9 * N * C + 3 * B * H * T * T;
   block += (gated_ffn(m) ? 4 : 2) * N * F + N * C;
   block += 2 * N * C + norms_per_block(m.norm_placement) * per_norm;
-  if (m.norm_placement == "deepnorm") block += 2 * N * C;
+  if (m.norm_placement == NormPlacement::DeepNorm) block += 2 * N * C;
   if (dropout) block += 4 * N * C;
   double total = static_cast<double>(m.n_layers) * block;
   total += 2 * N * C + T * C + (dropout ? 2 * N * C : 0);
@@ -78,7 +78,7 @@ double activation_elements(const RunConfig& c) {
 // Optimizer state per parameter element: Adam, AdamW and RAdam keep m and v; SGD a momentum
 // buffer when momentum > 0.
 double optimizer_slots(const OptimConfig& o) {
-  if (o.name == "sgd") return o.momentum > 0 ? 1 : 0;
+  if (o.name == OptimizerKind::Sgd) return o.momentum > 0 ? 1 : 0;
   return 2;
 }
 
@@ -197,17 +197,17 @@ std::string describe_memory(const MemoryEstimate& e, const RunConfig& config,
                             const std::optional<AvailableMemory>& available) {
   std::string line = fmt::format(
       "memory estimate: params {}, grads {}, optimizer {} ({}), activations {} = {}; ",
-      format_bytes(e.parameters), format_bytes(e.gradients), format_bytes(e.optimizer), config.optim.name,
+      format_bytes(e.parameters), format_bytes(e.gradients), format_bytes(e.optimizer), enum_name(config.optim.name),
       format_bytes(e.activations), format_bytes(e.total()));
-  if (parse_device(config.train.device).kind != DeviceKind::CPU)
-    return line + fmt::format("not checked against {} memory", config.train.device);
+  if (config.train.device.kind != DeviceKind::CPU)
+    return line + fmt::format("not checked against {} memory", config.train.device.str());
   if (!available) return line + "available memory unknown";
   return line + fmt::format("available {} ({})", format_bytes(available->bytes), available->source);
 }
 
 void check_training_memory(const RunConfig& config, bool quiet) {
   const MemoryEstimate e = estimate_training_memory(config);
-  const bool cpu = parse_device(config.train.device).kind == DeviceKind::CPU;
+  const bool cpu = config.train.device.kind == DeviceKind::CPU;
   const std::optional<AvailableMemory> available = cpu ? available_host_memory() : std::nullopt;
   if (!quiet) fmt::print(stderr, "{}\n", describe_memory(e, config, available));
   if (!available || e.total() <= available->bytes) return;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device.h"
 #include "data/dataset.h"
 #include "nn/model_config.h"
 #include "optim/optimizer.h"
@@ -21,7 +22,7 @@ struct TrainConfig {
   int64_t context = 64;            // T of each training window (<= model.context_length)
   uint64_t seed = 1;               // data order and dropout (model.seed sets the weights)
   int threads = 0;                 // 0 = library default
-  std::string device = "cpu";
+  Device device = Device::cpu();
   double divergence_loss = 1e4;    // a loss above this (or NaN/Inf anywhere) marks the run diverged
   bool fail_on_divergence = false; // exit non-zero when the run diverges
   int64_t checkpoint_every = 0;    // 0 = only at the end

@@ -76,7 +76,7 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
   check_training_memory(c, options.quiet);  // before anything big is allocated
   TransformerLM model(c.model);
   // train.device: the model is built (and initialised) on the host, then moved; batches follow it.
-  const Device device = parse_device(c.train.device);
+  const Device device = c.train.device;
   model.to(device);
   auto optimizer = make_optimizer(c.optim, model.named_parameters());
   Generator data_gen(c.train.seed);

@@ -93,7 +93,7 @@ Var DeepNormBlock::forward(const Var& x, uint64_t seed) {
 // ---- the table ----
 namespace {
 struct Placement {
-  std::string name;
+  NormPlacement placement;
   bool final_norm;
   std::function<std::shared_ptr<Block>(const ModelConfig&, int64_t)> make;
 };
@@ -105,32 +105,23 @@ std::shared_ptr<Block> construct(const ModelConfig& config, int64_t layer) {
 
 const std::vector<Placement>& placements() {
   static const std::vector<Placement> table = {
-      {"post", false, construct<PostNormBlock>},
-      {"pre", true, construct<PreNormBlock>},
-      {"none", false, construct<NoNormBlock>},
-      {"sandwich", true, construct<SandwichBlock>},
-      {"deepnorm", false, construct<DeepNormBlock>},
+      {NormPlacement::Post, false, construct<PostNormBlock>},
+      {NormPlacement::Pre, true, construct<PreNormBlock>},
+      {NormPlacement::None, false, construct<NoNormBlock>},
+      {NormPlacement::Sandwich, true, construct<SandwichBlock>},
+      {NormPlacement::DeepNorm, false, construct<DeepNormBlock>},
   };
   return table;
 }
 
-const Placement& find_placement(const std::string& name) {
+const Placement& find_placement(NormPlacement placement) {
   for (const Placement& p : placements())
-    if (p.name == name) return p;
-  fail("model", "norm_placement must be one of {}, got '{}'", fmt::join(placement_names(), ", "), name);
+    if (p.placement == placement) return p;
+  fail("model", "invalid norm placement {}", static_cast<int>(placement));
 }
 }  // namespace
 
-const std::vector<std::string>& placement_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n;
-    for (const Placement& p : placements()) n.push_back(p.name);
-    return n;
-  }();
-  return names;
-}
-
-bool placement_has_final_norm(const std::string& placement) {
+bool placement_has_final_norm(NormPlacement placement) {
   return find_placement(placement).final_norm;
 }
 

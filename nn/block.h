@@ -90,11 +90,8 @@ class DeepNormBlock : public Block {
   std::shared_ptr<Norm> norm1_, norm2_;
 };
 
-// The placements, in documentation order: post, pre, none, sandwich, deepnorm.
-const std::vector<std::string>& placement_names();
 // Whether the model applies "final_norm" after the last block (pre, sandwich).
-bool placement_has_final_norm(const std::string& placement);
-// Throws "[model] norm_placement must be one of post, pre, ..., got 'x'".
+bool placement_has_final_norm(NormPlacement placement);
 std::shared_ptr<Block> make_block(const ModelConfig& config, int64_t layer);
 
 }  // namespace normlab

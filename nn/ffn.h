@@ -15,17 +15,14 @@
 
 namespace normlab {
 
-const std::vector<std::string>& ffn_type_names();
-
 class FeedForward : public Module {
  public:
-  // Throws "[model] ffn_type must be one of relu, gelu, swiglu, geglu, got 'x'".
   explicit FeedForward(const ModelConfig& config);
   // x (B,T,C) -> (B,T,C)
   Var forward(const Var& x, uint64_t dropout_seed);
 
  private:
-  std::string type_;
+  FfnType type_;
   double dropout_;
   std::shared_ptr<Linear> w1_, w2_, w3_;
 };

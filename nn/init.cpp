@@ -23,47 +23,32 @@ bool is_deepnorm_scaled(const std::string& name) {
 }
 }  // namespace
 
-const std::vector<std::string>& init_names() {
-  static const std::vector<std::string> names = {"xavier", "gpt2"};
-  return names;
-}
-
-const std::vector<std::string>& embedding_scale_names() {
-  static const std::vector<std::string> names = {"none", "sqrt_d"};
-  return names;
-}
-
 double embedding_multiplier(const ModelConfig& config) {
-  if (config.embedding_scale == "none") return 1.0;
-  if (config.embedding_scale == "sqrt_d") return std::sqrt(static_cast<double>(config.d_model));
-  fail("model", "embedding_scale must be one of {}, got '{}'", fmt::join(embedding_scale_names(), ", "),
-       config.embedding_scale);
+  return config.embedding_scale == EmbeddingScale::SqrtD ? std::sqrt(static_cast<double>(config.d_model)) : 1.0;
 }
 
 double deepnorm_alpha(int64_t n_layers) { return std::pow(2.0 * static_cast<double>(n_layers), 0.25); }
 double deepnorm_beta(int64_t n_layers) { return std::pow(8.0 * static_cast<double>(n_layers), -0.25); }
 
 void initialize_parameters(Module& model, const ModelConfig& config) {
-  const auto& names = init_names();
-  NL_CHECK(std::find(names.begin(), names.end(), config.init) != names.end(), "model",
-           "init must be one of {}, got '{}'", fmt::join(names, ", "), config.init);
   NoGradGuard no_grad;
   Generator gen(config.seed);
   const double layers = static_cast<double>(std::max<int64_t>(config.n_layers, 1));
-  const bool deepnorm = config.norm_placement == "deepnorm";
+  const bool deepnorm = config.norm_placement == NormPlacement::DeepNorm;
   for (auto& [name, param] : model.named_parameters()) {
     Tensor& value = param.value();
     if (value.dim() == 1) {  // biases 0; norm gains 1 (unit offset: stored 0)
-      const bool gain = ends_with(name, ".weight") && config.norm_type != "rmsnorm_unit_offset";
+      const bool gain = ends_with(name, ".weight") && config.norm_type != NormType::RmsNormUnitOffset;
       value.fill_(gain ? 1.0 : 0.0);
       continue;
     }
     NL_CHECK(value.dim() == 2, "init", "parameter '{}' has unexpected shape {}", name,
              shape_str(value.shape()));
     double std = 0.0;
-    if (config.init == "xavier" && name == "tok_emb.weight" && embedding_multiplier(config) != 1.0) {
+    const bool xavier = config.init == InitScheme::Xavier;
+    if (xavier && name == "tok_emb.weight" && embedding_multiplier(config) != 1.0) {
       std = 1.0 / std::sqrt(static_cast<double>(config.d_model));
-    } else if (config.init == "xavier") {
+    } else if (xavier) {
       const double fan_out = static_cast<double>(value.size(0)), fan_in = static_cast<double>(value.size(1));
       std = std::sqrt(2.0 / (fan_in + fan_out));
     } else {  // gpt2

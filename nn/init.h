@@ -17,13 +17,9 @@
 
 namespace normlab {
 
-const std::vector<std::string>& init_names();  // "xavier", "gpt2"
-// Throws "[model] init must be one of xavier, gpt2, got 'x'".
 void initialize_parameters(Module& model, const ModelConfig& config);
 
-const std::vector<std::string>& embedding_scale_names();  // "none", "sqrt_d"
-// The factor the token embeddings are multiplied by in the forward: 1 or sqrt(d_model). Throws
-// "[model] embedding_scale must be one of none, sqrt_d, got 'x'".
+// The factor the token embeddings are multiplied by in the forward: 1 or sqrt(d_model).
 double embedding_multiplier(const ModelConfig& config);
 
 // DeepNet (Wang et al. 2022), decoder-only with L layers.

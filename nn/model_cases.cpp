@@ -8,7 +8,7 @@
 
 namespace normlab {
 
-ModelConfig tiny_model_config(const std::string& placement) {
+ModelConfig tiny_model_config(NormPlacement placement) {
   ModelConfig c;
   c.vocab_size = 11;
   c.d_model = 8;
@@ -64,9 +64,9 @@ OpCase make_model_case(std::string name, std::string description, const ModelCon
 
 void register_model_cases(std::vector<OpCase>& cases) {
   cases.push_back(make_model_case("model_post", "tiny Post-LN TransformerLM, every parameter, loss",
-                                  tiny_model_config("post")));
+                                  tiny_model_config(NormPlacement::Post)));
   cases.push_back(make_model_case("model_pre", "tiny Pre-LN TransformerLM, every parameter, loss",
-                                  tiny_model_config("pre")));
+                                  tiny_model_config(NormPlacement::Pre)));
 }
 
 }  // namespace normlab

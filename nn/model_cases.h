@@ -12,7 +12,7 @@ namespace normlab {
 
 // The tiny model of the checks: vocab 11, d_model 8, 2 heads, 2 layers, d_ff 16, context 5,
 // float64, no dropout; the batch is B 2 x T 5 of fixed random ids and targets.
-ModelConfig tiny_model_config(const std::string& placement);
+ModelConfig tiny_model_config(NormPlacement placement);
 
 // A case for `config` (must be float64). make_inputs returns the model's initial parameters with
 // norm gains and biases moved off their init values (1 + 0.1 N(0,1), 0.1 N(0,1)), so no term of

@@ -15,18 +15,16 @@
 
 namespace normlab {
 
-const std::vector<std::string>& norm_type_names();
-
 class Norm : public Module {
  public:
-  // Throws "[model] norm_type must be one of ..., got 'x'" and checks eps / groups.
+  // Checks eps and groups ("[model] norm_groups must ...").
   Norm(const ModelConfig& config, int64_t dim);
   // x (..., C) -> (..., C)
   Var forward(const Var& x);
-  const std::string& type() const { return type_; }
+  NormType type() const { return type_; }
 
  private:
-  std::string type_;
+  NormType type_;
   double eps_;
   int64_t groups_;
 };

@@ -49,14 +49,6 @@ void validate(const ModelConfig& c) {
   checked_mul(c.d_model, c.d_ff, "model", "d_model * d_ff");
   NL_CHECK(c.dropout >= 0.0 && c.dropout < 1.0, "model", "dropout must be in [0, 1), got {}", c.dropout);
   parameter_dtype(c);  // throws on an unknown dtype
-  const auto& norms = norm_type_names();
-  NL_CHECK(std::find(norms.begin(), norms.end(), c.norm_type) != norms.end(), "model",
-           "norm_type must be one of {}, got '{}'", fmt::join(norms, ", "), c.norm_type);
-  const auto& inits = init_names();
-  NL_CHECK(std::find(inits.begin(), inits.end(), c.init) != inits.end(), "model",
-           "init must be one of {}, got '{}'", fmt::join(inits, ", "), c.init);
-  placement_has_final_norm(c.norm_placement);  // throws listing the valid placements
-  embedding_multiplier(c);                      // throws on an unknown embedding_scale
 }
 
 // sqrt(mean(x^2)), computed on the host side of the tape (records nothing).

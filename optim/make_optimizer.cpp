@@ -5,19 +5,17 @@
 namespace normlab {
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimConfig& config, NamedParams params) {
-  const std::string& name = config.name;
-  NL_CHECK(name == "sgd" || name == "adam" || name == "adamw" || name == "radam", "optim",
-           "unknown optimizer '{}' (expected sgd, adam, adamw, radam)", name);
+  const std::string name = enum_name(config.name);
   NL_CHECK(config.weight_decay >= 0.0, name, "weight_decay must be >= 0, got {}", config.weight_decay);
   NL_CHECK(config.grad_clip >= 0.0, name, "grad_clip must be >= 0 (0 = off), got {}", config.grad_clip);
-  if (name == "sgd") return make_sgd(config, std::move(params));
+  if (config.name == OptimizerKind::Sgd) return make_sgd(config, std::move(params));
   NL_CHECK(config.beta1 >= 0.0 && config.beta1 < 1.0, name, "beta1 must be in [0, 1), got {}",
            config.beta1);
   NL_CHECK(config.beta2 >= 0.0 && config.beta2 < 1.0, name, "beta2 must be in [0, 1), got {}",
            config.beta2);
   NL_CHECK(config.eps > 0.0, name, "eps must be > 0, got {}", config.eps);
-  if (name == "radam") return make_radam(config, std::move(params));
-  return make_adam(config, std::move(params), /*decoupled=*/name == "adamw");
+  if (config.name == OptimizerKind::RAdam) return make_radam(config, std::move(params));
+  return make_adam(config, std::move(params), /*decoupled=*/config.name == OptimizerKind::AdamW);
 }
 
 }  // namespace normlab

@@ -7,11 +7,20 @@
 #include <vector>
 
 #include "autograd/var.h"
+#include "core/named_enum.h"
 
 namespace normlab {
 
+enum class OptimizerKind { Sgd, Adam, AdamW, RAdam };
+template <> struct EnumNames<OptimizerKind> {
+  static constexpr std::array<NamedValue<OptimizerKind>, 4> values{{{OptimizerKind::Sgd, "sgd"},
+                                                                     {OptimizerKind::Adam, "adam"},
+                                                                     {OptimizerKind::AdamW, "adamw"},
+                                                                     {OptimizerKind::RAdam, "radam"}}};
+};
+
 struct OptimConfig {
-  std::string name = "adamw";  // "sgd" | "adam" | "adamw" | "radam"
+  OptimizerKind name = OptimizerKind::AdamW;  // the key optim.name
   double lr = 1e-3;            // lr_max of the schedule
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double momentum = 0.0;       // sgd

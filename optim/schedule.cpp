@@ -19,20 +19,18 @@
 namespace normlab {
 
 double learning_rate(const ScheduleConfig& schedule, double lr_max, int64_t step, int64_t total_steps) {
-  const std::string& kind = schedule.kind;
+  const ScheduleKind kind = schedule.kind;
   const int64_t warmup = schedule.warmup_steps;
-  NL_CHECK(kind == "constant" || kind == "inverse_sqrt" || kind == "linear" || kind == "cosine",
-           "schedule", "unknown schedule kind '{}' (expected constant, inverse_sqrt, linear, cosine)", kind);
   NL_CHECK(warmup >= 0, "schedule", "warmup_steps must be >= 0, got {}", warmup);
   NL_CHECK(step >= 0, "schedule", "step must be >= 0, got {}", step);
-  const bool decays = kind == "linear" || kind == "cosine";
+  const bool decays = kind == ScheduleKind::Linear || kind == ScheduleKind::Cosine;
   NL_CHECK(!decays || total_steps > warmup, "schedule",
-           "'{}' needs total_steps > warmup_steps, got total_steps {} and warmup_steps {}", kind,
+           "'{}' needs total_steps > warmup_steps, got total_steps {} and warmup_steps {}", enum_name(kind),
            total_steps, warmup);
 
   if (step < warmup) return lr_max * static_cast<double>(step + 1) / static_cast<double>(warmup);
-  if (kind == "constant") return lr_max;
-  if (kind == "inverse_sqrt") {
+  if (kind == ScheduleKind::Constant) return lr_max;
+  if (kind == ScheduleKind::InverseSqrt) {
     const int64_t every = schedule.decay_every;
     NL_CHECK(every >= 1, "schedule", "decay_every must be >= 1, got {}", every);
     const double warmup_epochs =
@@ -43,7 +41,7 @@ double learning_rate(const ScheduleConfig& schedule, double lr_max, int64_t step
   const double progress = std::clamp(
       static_cast<double>(step - warmup) / static_cast<double>(total_steps - warmup), 0.0, 1.0);
   const double min_lr = schedule.min_lr;
-  if (kind == "linear") return lr_max + (min_lr - lr_max) * progress;
+  if (kind == ScheduleKind::Linear) return lr_max + (min_lr - lr_max) * progress;
   return min_lr + 0.5 * (lr_max - min_lr) * (1.0 + std::cos(std::numbers::pi * progress));
 }
 

@@ -11,12 +11,22 @@
 #include <cstdint>
 #include <string>
 
+#include "core/named_enum.h"
+
 namespace normlab {
 
+enum class ScheduleKind { Constant, InverseSqrt, Linear, Cosine };
+template <> struct EnumNames<ScheduleKind> {
+  static constexpr std::array<NamedValue<ScheduleKind>, 4> values{{{ScheduleKind::Constant, "constant"},
+                                                                    {ScheduleKind::InverseSqrt, "inverse_sqrt"},
+                                                                    {ScheduleKind::Linear, "linear"},
+                                                                    {ScheduleKind::Cosine, "cosine"}}};
+};
+
 struct ScheduleConfig {
-  std::string kind = "constant";  // "constant" | "inverse_sqrt" | "linear" | "cosine"
+  ScheduleKind kind = ScheduleKind::Constant;
   int64_t warmup_steps = 0;
-  int64_t decay_every = 1;  // "inverse_sqrt": steps per decay unit (an "epoch")
+  int64_t decay_every = 1;  // InverseSqrt: steps per decay unit (an "epoch")
   double min_lr = 0.0;
 };
 

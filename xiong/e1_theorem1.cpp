@@ -211,7 +211,7 @@ Section run_e1(const Context& ctx) {
                     "over seeds; exponents: least-squares slope of log(norm) on log(L) of the seed mean, with a "
                     "bootstrap interval over seeds.\n\n",
                     g.probe_config, base.d_model, base.n_heads, base.d_ff,
-                    base.embedding_scale == "sqrt_d" ? "times sqrt(d) (fairseq)" : "unscaled", base.vocab_size,
+                    base.embedding_scale == EmbeddingScale::SqrtD ? "times sqrt(d) (fairseq)" : "unscaled", base.vocab_size,
                     g.e1_probe.batches, g.e1_probe.batch, g.e1_probe.context, g.e1_seeds);
   md += gradient_vs_depth(ctx, probe);
   Verdict post{"E1a", "Post-LN: last-layer W2 gradient independent of L", "O(d sqrt(ln d)): exponent 0",

@@ -86,7 +86,7 @@ Section amplification(const Context& ctx, Section s) {
       "after one Adam step (lr {}, betas 0.9/0.98) from initialization on one batch of {} x {} random tokens; d {}, "
       "FFN {}, {} heads, token embeddings {}; {} seeds. Cells: mean [95% t-interval]; slopes: bootstrap over seeds.\n\n",
       g.amp_lr, g.amp_probe.batch, g.amp_probe.context, base.d_model, base.d_ff, base.n_heads,
-      base.embedding_scale == "sqrt_d" ? "times sqrt(d)" : "unscaled", g.amp_seeds);
+      base.embedding_scale == EmbeddingScale::SqrtD ? "times sqrt(d)" : "unscaled", g.amp_seeds);
   Chart chart{.title = "Output change after one Adam step at init", .xlabel = "layers L",
               .ylabel = "relative logit change", .log_y = true, .log_x = true};
   std::vector<std::vector<std::string>> rows;

@@ -17,17 +17,17 @@ nlohmann::json measure_timing(const Context& ctx) {
   const RunConfig rc = load_config(ctx.config_path(g.copy_config));
   ModelConfig ln = rc.model, rms = rc.model;
   ln.vocab_size = rms.vocab_size = rc.data.copy_vocab;
-  ln.norm_type = "layernorm";
-  rms.norm_type = "rmsnorm";
+  ln.norm_type = NormType::LayerNorm;
+  rms.norm_type = NormType::RmsNorm;
   ProbeBatch probe{rc.train.batch_size, rc.train.context, 1, false};
   nlohmann::json out;
   for (const std::string placement : {"pre", "post"}) {
-    ln.norm_placement = rms.norm_placement = placement;
+    ln.norm_placement = rms.norm_placement = enum_value<NormPlacement>(placement, "E6");
     const auto ms = step_ms_samples({ln, rms}, probe, g.timing_warmup, g.timing_repeats);
     out["step_ms"][placement] = {{"layernorm", ms[0]}, {"rmsnorm", ms[1]}};
   }
   const int64_t rows = rc.train.batch_size * rc.train.context;
-  const auto norm_ms = norm_ms_samples(ln, {"layernorm", "rmsnorm"}, rows, 10 * g.timing_warmup, 20 * g.timing_repeats);
+  const auto norm_ms = norm_ms_samples(ln, {NormType::LayerNorm, NormType::RmsNorm}, rows, 10 * g.timing_warmup, 20 * g.timing_repeats);
   out["norm_ms"] = {{"layernorm", norm_ms[0]}, {"rmsnorm", norm_ms[1]}, {"rows", rows}, {"dim", ln.d_model}};
   out["model"] = fmt::format("d {}, L {}, {} heads, FFN {}, batch {} x {}", ln.d_model, ln.n_layers, ln.n_heads,
                              ln.d_ff, rc.train.batch_size, rc.train.context);

@@ -55,7 +55,7 @@ void rescale_embeddings_to_unit_variance(TransformerLM& model) {
 // LayerNorm output), x5 = h + FFN_l(h) with layer l's weights; returns ||x5||^2 / (rows * C).
 std::vector<double> post_ffn_sum_sq(const TransformerLM& model, int64_t rows, uint64_t seed) {
   const ModelConfig& c = model.config();
-  if (c.ffn_type != "relu" && c.ffn_type != "gelu") return {};
+  if (c.ffn_type != FfnType::Relu && c.ffn_type != FfnType::Gelu) return {};
   NoGradGuard no_grad;
   std::map<std::string, Tensor> p;
   for (const auto& [name, v] : model.named_parameters()) p[name] = v.value();
@@ -63,7 +63,7 @@ std::vector<double> post_ffn_sum_sq(const TransformerLM& model, int64_t rows, ui
   const DType dtype = p.begin()->second.dtype();
   const Tensor h = layer_norm(constant(Tensor::randn({rows, c.d_model}, gen, 0.0, 1.0, dtype)), Var(), Var(), 1e-5)
                        .value();  // (rows, C)
-  const UnaryOp act = c.ffn_type == "relu" ? UnaryOp::Relu : UnaryOp::Gelu;
+  const UnaryOp act = c.ffn_type == FfnType::Relu ? UnaryOp::Relu : UnaryOp::Gelu;
   std::vector<double> out;
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const std::string prefix = "blocks." + std::to_string(l) + ".ffn.";
@@ -96,7 +96,7 @@ std::vector<std::pair<Tensor, Tensor>> probe_batches(int64_t vocab, const ProbeB
 
 ModelConfig probe_model(const ModelConfig& base, const std::string& placement, int64_t layers, int seed) {
   ModelConfig c = base;
-  c.norm_placement = placement;
+  c.norm_placement = enum_value<NormPlacement>(placement, "probe_model");
   c.n_layers = layers;
   c.seed = static_cast<uint64_t>(seed);
   return c;
@@ -156,7 +156,7 @@ double output_change_after_adam_step(const ModelConfig& config, const ProbeBatch
   }
   backward(model.loss(ids, targets));
   OptimConfig adam;
-  adam.name = "adam";
+  adam.name = OptimizerKind::Adam;
   adam.beta1 = 0.9;
   adam.beta2 = 0.98;
   auto optimizer = make_optimizer(adam, model.named_parameters());
@@ -178,7 +178,7 @@ std::vector<std::vector<double>> step_ms_samples(const std::vector<ModelConfig>&
   };
   std::vector<Subject> subjects;
   OptimConfig adam;
-  adam.name = "adam";
+  adam.name = OptimizerKind::Adam;
   adam.beta2 = 0.98;
   for (const ModelConfig& c : configs) {
     Subject s;
@@ -207,10 +207,10 @@ std::vector<std::vector<double>> step_ms_samples(const std::vector<ModelConfig>&
   return samples;
 }
 
-std::vector<std::vector<double>> norm_ms_samples(const ModelConfig& config, const std::vector<std::string>& norm_types,
+std::vector<std::vector<double>> norm_ms_samples(const ModelConfig& config, const std::vector<NormType>& norm_types,
                                                  int64_t rows, int warmup, int repeats) {
   std::vector<std::unique_ptr<Norm>> norms;
-  for (const std::string& type : norm_types) {
+  for (const NormType type : norm_types) {
     ModelConfig c = config;
     c.norm_type = type;
     norms.push_back(std::make_unique<Norm>(c, c.d_model));

@@ -62,7 +62,7 @@ std::vector<std::vector<double>> step_ms_samples(const std::vector<ModelConfig>&
 
 // Milliseconds of one Norm forward + backward on a (rows, C) input for each norm type
 // (config.norm_type replaced), alternating as above: [norm type][repeat].
-std::vector<std::vector<double>> norm_ms_samples(const ModelConfig& config, const std::vector<std::string>& norm_types,
+std::vector<std::vector<double>> norm_ms_samples(const ModelConfig& config, const std::vector<NormType>& norm_types,
                                                  int64_t rows, int warmup, int repeats);
 
 // Adam's relative update of each block over the first `steps` steps of the run `config` describes

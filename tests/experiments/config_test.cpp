@@ -42,13 +42,13 @@ device = "cpu"
 every = 5
 )");
   const RunConfig c = load_config(path);
-  EXPECT_EQ(c.model.norm_placement, "post");
+  EXPECT_EQ(c.model.norm_placement, NormPlacement::Post);
   EXPECT_EQ(c.model.n_layers, 6);
   EXPECT_DOUBLE_EQ(c.model.dropout, 0.1);
   EXPECT_FALSE(c.model.bias);
-  EXPECT_EQ(c.optim.name, "adam");
+  EXPECT_EQ(c.optim.name, OptimizerKind::Adam);
   EXPECT_DOUBLE_EQ(c.optim.lr, 3e-4);
-  EXPECT_EQ(c.schedule.kind, "inverse_sqrt");
+  EXPECT_EQ(c.schedule.kind, ScheduleKind::InverseSqrt);
   EXPECT_EQ(c.schedule.warmup_steps, 100);
   EXPECT_EQ(c.data.tokenizer, "byte");
   EXPECT_EQ(c.train.name, "post_ln");
@@ -68,8 +68,8 @@ TEST(Config, IntegerAcceptedWhereFloatExpected) {
 TEST(Config, RoundTripsEveryKeyExactly) {
   RunConfig c;
   c.preset = "";
-  c.model.norm_placement = "sandwich";
-  c.model.norm_type = "rmsnorm";
+  c.model.norm_placement = NormPlacement::Sandwich;
+  c.model.norm_type = NormType::RmsNorm;
   c.model.norm_eps = 1e-6;
   c.model.dropout = 0.1;
   c.model.seed = 12345678901234ull;
@@ -77,7 +77,7 @@ TEST(Config, RoundTripsEveryKeyExactly) {
   c.optim.beta2 = 0.98;
   c.optim.eps = 1e-9;
   c.optim.grad_clip = 1.0;
-  c.schedule.kind = "cosine";
+  c.schedule.kind = ScheduleKind::Cosine;
   c.schedule.min_lr = 1e-5;
   c.data.source = "some dir/with \"quotes\" and \\ backslash.txt";
   c.train.name = "x_1";
@@ -112,10 +112,10 @@ TEST(Config, OverridesApplyAfterTheFile) {
   const RunConfig c = load_config(path, {"optim.lr=3e-4", "model.norm_placement=post", "train.name=2024",
                                          "model.bias=false", "train.device = \"cpu\"", "log.every=2"});
   EXPECT_DOUBLE_EQ(c.optim.lr, 3e-4);
-  EXPECT_EQ(c.model.norm_placement, "post");  // a bare word is a string
+  EXPECT_EQ(c.model.norm_placement, NormPlacement::Post);  // a bare word is a string
   EXPECT_EQ(c.train.name, "2024");             // a string key takes the text as written
   EXPECT_FALSE(c.model.bias);
-  EXPECT_EQ(c.train.device, "cpu");
+  EXPECT_EQ(c.train.device, Device::cpu());
   EXPECT_EQ(c.log.every, 2);
 }
 
@@ -149,8 +149,8 @@ TEST(Config, PresetOverrideReplacesTheFilesPresetAndKeysStillWin) {
   EXPECT_EQ(c.preset, "gpt2");
   EXPECT_EQ(c.model.norm_type, gpt2.norm_type);
   EXPECT_EQ(c.model.init, gpt2.init);
-  EXPECT_EQ(c.model.norm_placement, "post");  // file key over the preset
-  EXPECT_EQ(c.model.ffn_type, "relu");        // override over both
+  EXPECT_EQ(c.model.norm_placement, NormPlacement::Post);  // file key over the preset
+  EXPECT_EQ(c.model.ffn_type, FfnType::Relu);        // override over both
 }
 
 TEST(Config, RoundTripWithPreset) {

@@ -64,7 +64,7 @@ TEST(MemoryEstimate, ParametersGradientsAndOptimizerStateAreExact) {
     const double params = static_cast<double>(TransformerLM(c.model).parameter_count()) * bytes;
     EXPECT_EQ(e.parameters, params) << fmt::format("{}", fmt::join(overrides, " "));
     EXPECT_EQ(e.gradients, params);
-    const double slots = c.optim.name == "sgd" ? (c.optim.momentum > 0 ? 1 : 0) : 2;
+    const double slots = c.optim.name == OptimizerKind::Sgd ? (c.optim.momentum > 0 ? 1 : 0) : 2;
     EXPECT_EQ(e.optimizer, slots * params);
   }
 }

@@ -186,7 +186,7 @@ TEST(Trainer, SavedConfigReloadsToTheSameConfig) {
   const RunConfig saved = load_config((t.run("cfg") / "config.toml").string());
   c.model.vocab_size = c.data.copy_vocab;  // the trainer takes the vocabulary from the data
   EXPECT_EQ(config_to_toml(saved), config_to_toml(c));
-  EXPECT_EQ(saved.model.norm_placement, "post");
+  EXPECT_EQ(saved.model.norm_placement, NormPlacement::Post);
   EXPECT_EQ(saved.optim.lr, 3e-3);
 }
 

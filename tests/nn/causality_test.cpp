@@ -96,7 +96,7 @@ void expect_backward_causal(TransformerLM& model) {
 
 void expect_causal(const ModelConfig& c) {
   TransformerLM model(c);
-  if (c.norm_type == "batchnorm") model.eval();
+  if (c.norm_type == NormType::BatchNorm) model.eval();
   expect_forward_causal(model);
   expect_backward_causal(model);
 }

@@ -28,22 +28,22 @@ TEST(ModelGradcheck, RegisteredCasesPass) {
 }
 
 TEST(ModelGradcheck, OtherPlacementsNormsAndFfns) {
-  ModelConfig sandwich = tiny_model_config("sandwich");
-  sandwich.norm_type = "rmsnorm";
-  sandwich.ffn_type = "swiglu";
+  ModelConfig sandwich = tiny_model_config(NormPlacement::Sandwich);
+  sandwich.norm_type = NormType::RmsNorm;
+  sandwich.ffn_type = FfnType::SwiGlu;
   sandwich.tie_embeddings = false;
   expect_case_passes(make_model_case("sandwich", "", sandwich));
-  ModelConfig deep = tiny_model_config("deepnorm");
-  deep.norm_type = "rmsnorm_unit_offset";
-  deep.ffn_type = "geglu";
+  ModelConfig deep = tiny_model_config(NormPlacement::DeepNorm);
+  deep.norm_type = NormType::RmsNormUnitOffset;
+  deep.ffn_type = FfnType::GeGlu;
   expect_case_passes(make_model_case("deepnorm", "", deep));
-  ModelConfig none = tiny_model_config("none");
-  none.ffn_type = "relu";
+  ModelConfig none = tiny_model_config(NormPlacement::None);
+  none.ffn_type = FfnType::Relu;
   expect_case_passes(make_model_case("none", "", none));
 }
 
 TEST(ModelGradcheck, Float32ModelIsRejected) {
-  ModelConfig c = tiny_model_config("pre");
+  ModelConfig c = tiny_model_config(NormPlacement::Pre);
   c.dtype = "float32";
   EXPECT_THROW(make_model_case("x", "", c), Error);
 }

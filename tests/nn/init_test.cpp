@@ -37,7 +37,7 @@ ModelConfig wide_config(const std::string& placement, const std::string& init) {
   c.d_ff = 1024;
   c.n_layers = 2;
   c.context_length = 8;
-  c.init = init;
+  c.init = enum_value<InitScheme>(init, "wide_config");
   return c;
 }
 

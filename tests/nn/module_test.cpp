@@ -88,7 +88,7 @@ double total(const Tensor& t) {
 
 TEST(Module, BatchNormBuffersAreNamedAndUpdatedInTraining) {
   ModelConfig c;
-  c.norm_type = "batchnorm";
+  c.norm_type = NormType::BatchNorm;
   c.dtype = "float64";
   Norm norm(c, 4);
   const auto buffers = norm.named_buffers();

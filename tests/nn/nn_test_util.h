@@ -20,9 +20,9 @@ inline ModelConfig small_config(const std::string& placement, const std::string&
   c.n_layers = 2;
   c.d_ff = 24;
   c.context_length = 6;
-  c.norm_placement = placement;
-  c.norm_type = norm;
-  c.ffn_type = ffn;
+  c.norm_placement = enum_value<NormPlacement>(placement, "small_config");
+  c.norm_type = enum_value<NormType>(norm, "small_config");
+  c.ffn_type = enum_value<FfnType>(ffn, "small_config");
   c.tie_embeddings = tied;
   c.seed = 7;
   return c;
@@ -34,13 +34,13 @@ inline ModelConfig small_config(const std::string& placement, const std::string&
 // whole-model tests. Seeds differ per variant.
 inline std::vector<ModelConfig> model_variants(const std::vector<std::string>& norms) {
   std::vector<ModelConfig> out;
-  for (const std::string& placement : placement_names())
+  for (const std::string& placement : enum_names<NormPlacement>())
     for (const std::string& norm : norms)
       for (const char* ffn : {"relu", "gelu", "swiglu", "geglu"}) {
         const int variant = static_cast<int>(out.size());
         ModelConfig c = small_config(placement, norm, ffn, (variant + variant / 4) % 2 == 0);
         c.bias = variant % 3 != 0;
-        if (variant % 5 == 0) c.embedding_scale = "sqrt_d";
+        if (variant % 5 == 0) c.embedding_scale = EmbeddingScale::SqrtD;
         c.seed = static_cast<uint64_t>(variant);
         out.push_back(c);
       }
@@ -49,8 +49,8 @@ inline std::vector<ModelConfig> model_variants(const std::vector<std::string>& n
 
 // "pre layernorm gelu tied bias", for SCOPED_TRACE.
 inline std::string describe(const ModelConfig& c) {
-  return c.norm_placement + " " + c.norm_type + " " + c.ffn_type + (c.tie_embeddings ? " tied" : " untied") +
-         (c.bias ? " bias" : " no bias") + (c.embedding_scale == "sqrt_d" ? " sqrt_d" : "");
+  return fmt::format("{} {} {}{}{}{}", c.norm_placement, c.norm_type, c.ffn_type, c.tie_embeddings ? " tied" : " untied",
+                     c.bias ? " bias" : " no bias", c.embedding_scale == EmbeddingScale::SqrtD ? " sqrt_d" : "");
 }
 
 // int32 (B, T) uniform in [0, vocab).

@@ -69,7 +69,7 @@ struct Model {
 
   Matrix norm(const Matrix& x, const std::string& name) const {
     namespace nf = norm_formula;
-    const std::string& type = config.norm_type;
+    const std::string type = enum_name(config.norm_type);
     if (type == "none") return x;
     nf::Spec spec;
     spec.eps = config.norm_eps;
@@ -118,7 +118,7 @@ struct Model {
 
   Matrix feed_forward(const Matrix& x, const std::string& name) const {
     Matrix h = linear(x, name + ".w1");
-    const std::string& type = config.ffn_type;
+    const std::string type = enum_name(config.ffn_type);
     const Matrix gate = type == "swiglu" || type == "geglu" ? linear(x, name + ".w3") : Matrix{};
     for (size_t i = 0; i < h.v.size(); ++i) {
       const LD u = h.v[i];
@@ -137,7 +137,7 @@ struct Model {
   }
 
   Matrix block(const Matrix& x, int64_t T, const std::string& name) const {
-    const std::string& placement = config.norm_placement;
+    const std::string placement = enum_name(config.norm_placement);
     auto attn = [&](const Matrix& m) { return attention(m, T, name + ".attn"); };
     auto ffn = [&](const Matrix& m) { return feed_forward(m, name + ".ffn"); };
     auto norm = [&](const Matrix& m, const char* which) { return this->norm(m, name + "." + which); };
@@ -166,13 +166,13 @@ struct Model {
   // embedding_scale "sqrt_d"; the tied head uses the stored (unscaled) embedding.
   Matrix logits(const std::vector<int32_t>& ids, int64_t T) const {
     const int64_t C = config.d_model, V = config.vocab_size, rows = static_cast<int64_t>(ids.size());
-    const LD token_scale = config.embedding_scale == "sqrt_d" ? std::sqrt(static_cast<LD>(C)) : 1;
+    const LD token_scale = config.embedding_scale == EmbeddingScale::SqrtD ? std::sqrt(static_cast<LD>(C)) : 1;
     Matrix x = zeros(rows, C);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < C; ++c)
         x.at(r, c) = token_scale * p("tok_emb.weight")[ids[r] * C + c] + p("pos_emb.weight")[(r % T) * C + c];
     for (int64_t l = 0; l < config.n_layers; ++l) x = block(x, T, "blocks." + std::to_string(l));
-    if (config.norm_placement == "pre" || config.norm_placement == "sandwich") x = norm(x, "final_norm");
+    if (config.norm_placement == NormPlacement::Pre || config.norm_placement == NormPlacement::Sandwich) x = norm(x, "final_norm");
     Matrix head{V, C, config.tie_embeddings ? p("tok_emb.weight") : p("lm_head.weight")};
     Matrix y = zeros(rows, V);
     for (int64_t r = 0; r < rows; ++r)

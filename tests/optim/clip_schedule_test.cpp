@@ -39,7 +39,7 @@ TEST(ClipGradNorm, LeavesSmallNormsAndZeroThresholdAlone) {
 
 ScheduleConfig sched(const std::string& kind, int64_t warmup, double min_lr = 0.0) {
   ScheduleConfig s;
-  s.kind = kind;
+  s.kind = enum_value<ScheduleKind>(kind, "sched");
   s.warmup_steps = warmup;
   s.min_lr = min_lr;
   return s;

@@ -26,7 +26,7 @@ TEST(WeightDecay, ExcludesNormsBiasesAndEmbeddingsByDefault) {
 TEST(WeightDecay, AdamWDecaysOnlyIncludedParameters) {
   // Zero gradients: AdamW's only movement is the decoupled decay p -= lr wd p.
   OptimConfig c;
-  c.name = "adamw";
+  c.name = OptimizerKind::AdamW;
   c.weight_decay = 0.5;
   const std::vector<std::string> names = {"ffn.w1.weight", "norm1.weight", "ffn.w1.bias", "tok_emb.weight"};
   std::vector<std::pair<std::string, Var>> params;
@@ -48,7 +48,7 @@ std::vector<double> grad_at(int t) { return {0.1 * t - 0.2, 0.3 - 0.05 * t, 0.01
 // must end bit-identical.
 void check_round_trip(const std::string& name) {
   OptimConfig c;
-  c.name = name;
+  c.name = enum_value<OptimizerKind>(name, "check_round_trip");
   c.momentum = 0.9;
   c.weight_decay = 0.01;
   auto make = [](std::vector<double> v) {
@@ -92,7 +92,7 @@ TEST(OptimizerState, RoundTripContinuesIdentically) {
 
 TEST(OptimizerState, KeysNameSlotAndParameter) {
   OptimConfig c;
-  c.name = "adam";
+  c.name = OptimizerKind::Adam;
   Var p = parameter(Tensor::zeros({2}, DType::F64), "head.weight");
   auto opt = make_optimizer(c, {{"head.weight", p}});
   EXPECT_TRUE(opt->state().empty());  // nothing allocated before the first step
@@ -102,7 +102,7 @@ TEST(OptimizerState, KeysNameSlotAndParameter) {
   for (auto& [k, v] : opt->state()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"m.head.weight", "v.head.weight", "step.head.weight"}));
 
-  c.name = "sgd";
+  c.name = OptimizerKind::Sgd;
   c.momentum = 0.5;
   auto sgd = make_optimizer(c, {{"head.weight", p}});
   sgd->step(0.1);
@@ -112,7 +112,7 @@ TEST(OptimizerState, KeysNameSlotAndParameter) {
 
 TEST(OptimizerState, LoadRejectsUnknownKeysAndShapes) {
   OptimConfig c;
-  c.name = "adam";
+  c.name = OptimizerKind::Adam;
   Var p = parameter(Tensor::zeros({2}, DType::F64), "w");
   auto opt = make_optimizer(c, {{"w", p}});
   EXPECT_THROW(opt->load_state({{"m.other", Tensor::zeros({2}, DType::F64)}}, 1), Error);

@@ -62,7 +62,7 @@ Vec run(OptimConfig config, double lr, int steps, const std::string& name = "w")
 
 TEST(Adam, ThreeStepsMatchKingmaBa) {
   OptimConfig c;
-  c.name = "adam";
+  c.name = OptimizerKind::Adam;
   c.beta1 = 0.9;
   c.beta2 = 0.98;
   c.eps = 1e-6;
@@ -72,14 +72,14 @@ TEST(Adam, ThreeStepsMatchKingmaBa) {
 
 TEST(Adam, CoupledWeightDecayGoesThroughTheGradient) {
   OptimConfig c;
-  c.name = "adam";
+  c.name = OptimizerKind::Adam;
   c.weight_decay = 0.1;
   expect_near(run(c, 0.05, 3), reference_adam(0.05, 0.9, 0.999, 1e-8, 0.1, false, 3));
 }
 
 TEST(AdamW, DecoupledWeightDecay) {
   OptimConfig c;
-  c.name = "adamw";
+  c.name = OptimizerKind::AdamW;
   c.weight_decay = 0.1;
   const Vec got = run(c, 0.05, 3);
   expect_near(got, reference_adam(0.05, 0.9, 0.999, 1e-8, 0.1, true, 3));
@@ -90,7 +90,7 @@ TEST(AdamW, DecoupledWeightDecay) {
 
 TEST(Sgd, MomentumAndWeightDecay) {
   OptimConfig c;
-  c.name = "sgd";
+  c.name = OptimizerKind::Sgd;
   c.momentum = 0.9;
   c.weight_decay = 0.01;
   const double lr = 0.1;
@@ -107,7 +107,7 @@ TEST(Sgd, MomentumAndWeightDecay) {
 
 TEST(Sgd, PlainStepWithoutMomentum) {
   OptimConfig c;
-  c.name = "sgd";
+  c.name = OptimizerKind::Sgd;
   Vec p = kStart;
   for (int i = 0; i < 3; ++i) p[i] -= 0.5 * kGrads[0][i];
   expect_near(run(c, 0.5, 1), p);
@@ -148,7 +148,7 @@ std::vector<Vec> cycled_grads(int steps) {
 TEST(RAdam, UnadaptedPhaseIsMomentumSgd) {
   // beta2 = 0.999: rho_1 = 1, rho_2 ~ 2, rho_3 ~ 3: the first three steps are un-adapted.
   OptimConfig c;
-  c.name = "radam";
+  c.name = OptimizerKind::RAdam;
   c.weight_decay = 0.05;
   std::vector<bool> adaptive;
   const Vec expected = reference_radam(0.01, 0.9, 0.999, 1e-8, 0.05, 3, adaptive, kGrads);
@@ -159,7 +159,7 @@ TEST(RAdam, UnadaptedPhaseIsMomentumSgd) {
 TEST(RAdam, AdaptivePhaseAfterRhoExceedsFive) {
   // beta2 = 0.9: rho_inf = 19 and rho_t passes 5 after a few steps, so both phases occur.
   OptimConfig c;
-  c.name = "radam";
+  c.name = OptimizerKind::RAdam;
   c.beta2 = 0.9;
   c.eps = 1e-6;
   const int steps = 10;
@@ -179,7 +179,7 @@ TEST(RAdam, AdaptivePhaseAfterRhoExceedsFive) {
 
 TEST(Optimizer, ParametersWithoutGradAreSkippedAndCountTheirOwnSteps) {
   OptimConfig c;
-  c.name = "adam";
+  c.name = OptimizerKind::Adam;
   Var a = make_param(kStart, "a"), b = make_param(kStart, "b");
   auto opt = make_optimizer(c, {{"a", a}, {"b", b}});
   set_grad(a, kGrads[0]);
@@ -205,16 +205,9 @@ TEST(Optimizer, ZeroGradClearsGradients) {
   EXPECT_FALSE(p.grad().defined());
 }
 
-TEST(Optimizer, UnknownNameAndBadHyperparameters) {
+TEST(Optimizer, BadHyperparameters) {
   OptimConfig c;
-  c.name = "lion";
-  try {
-    make_optimizer(c, {});
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "[optim] unknown optimizer 'lion' (expected sgd, adam, adamw, radam)");
-  }
-  c.name = "adam";
+  c.name = OptimizerKind::Adam;
   c.beta2 = 1.0;
   EXPECT_THROW(make_optimizer(c, {}), Error);
   c = OptimConfig{};

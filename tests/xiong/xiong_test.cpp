@@ -25,9 +25,9 @@ ModelConfig tiny_model(const std::string& placement, int64_t layers, uint64_t se
   c.d_ff = 128;
   c.context_length = 16;
   c.n_layers = layers;
-  c.norm_placement = placement;
-  c.ffn_type = "relu";
-  c.init = "xavier";
+  c.norm_placement = enum_value<NormPlacement>(placement, "tiny_model");
+  c.ffn_type = FfnType::Relu;
+  c.init = InitScheme::Xavier;
   c.seed = seed;
   return c;
 }
@@ -109,7 +109,7 @@ TEST(XiongProbes, UnitVarianceInputStartsTheStreamAtOne) {
   EXPECT_NEAR(r.residual_sq_per_d.front(), 1.0, 0.15);
   const LayerGrads plain = measure_layer_grads(c, {4, 16, 1, false}, 3);
   EXPECT_LT(plain.residual_sq_per_d.front(), 0.5);  // Xavier embeddings are small
-  c.embedding_scale = "sqrt_d";  // the rescaling accounts for the forward's sqrt(d) multiplier
+  c.embedding_scale = EmbeddingScale::SqrtD;  // the rescaling accounts for the forward's sqrt(d) multiplier
   EXPECT_NEAR(measure_layer_grads(c, {4, 16, 1, true}, 3).residual_sq_per_d.front(), 1.0, 0.15);
   // fairseq's pairing alone (N(0, 1/d) times sqrt(d)) starts the stream near 1 plus the positions.
   const double scaled = measure_layer_grads(c, {4, 16, 1, false}, 3).residual_sq_per_d.front();
@@ -128,13 +128,13 @@ TEST(XiongProbes, DeepNormMovesTheOutputLessThanPostLn) {
 
 TEST(XiongProbes, TimingReturnsSideBySideSamples) {
   ModelConfig ln = tiny_model("pre", 1, 1), rms = ln;
-  rms.norm_type = "rmsnorm";
+  rms.norm_type = NormType::RmsNorm;
   const auto step = step_ms_samples({ln, rms}, {2, 8, 1, false}, 1, 3);
   ASSERT_EQ(step.size(), 2u);
   ASSERT_EQ(step[0].size(), 3u);  // repeats, warmup steps not recorded
   ASSERT_EQ(step[1].size(), 3u);
   for (const double ms : step[0]) EXPECT_GT(ms, 0.0);
-  const auto norm = norm_ms_samples(ln, {"layernorm", "rmsnorm"}, 16, 1, 4);
+  const auto norm = norm_ms_samples(ln, {NormType::LayerNorm, NormType::RmsNorm}, 16, 1, 4);
   ASSERT_EQ(norm.size(), 2u);
   EXPECT_EQ(norm[1].size(), 4u);
 }
@@ -151,9 +151,9 @@ TEST(XiongProbes, BlockUpdateRatiosFollowTheLearningRate) {
   c.train.batch_size = 4;
   c.train.context = 8;
   c.model.context_length = 8;
-  c.optim.name = "adam";
+  c.optim.name = OptimizerKind::Adam;
   c.optim.lr = 1e-3;
-  c.schedule.kind = "constant";
+  c.schedule.kind = ScheduleKind::Constant;
   const auto small = block_update_ratios(c, 3);
   ASSERT_EQ(small.size(), 3u);
   ASSERT_EQ(small[0].size(), 2u);
