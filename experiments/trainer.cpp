@@ -176,7 +176,7 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
       result.reason = reason;
       result.steps_done = step;
       log_metrics({{"step", step}, {"train_loss", std::isfinite(loss_value) ? nlohmann::json(loss_value) : nlohmann::json(nullptr)},
-                     {"lr", lr}, {"diverged", reason}});
+                   {"lr", lr}, {"diverged", reason}});
       break;
     }
     {
