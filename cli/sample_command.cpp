@@ -5,10 +5,9 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "autograd/tape.h"
+#include "core/files.h"
 #include "core/ops.h"
 #include "experiments/checkpoint.h"
 #include "cli/commands.h"
@@ -17,14 +16,6 @@
 namespace normlab::cli {
 
 namespace {
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) fail("sample", "cannot read {}", path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Index drawn from softmax(logits / temperature); greedy when temperature == 0.
 int32_t pick(const std::vector<double>& logits, double temperature, Generator& gen) {
@@ -65,9 +56,10 @@ CLI::App* add_sample_command(CLI::App& app, int& exit_code) {
     const fs::path tokenizer_path = dir / "tokenizer.json";
     if (!fs::exists(tokenizer_path))
       fail("sample", "{} has no tokenizer.json (synthetic-task runs cannot be sampled as text)", dir.string());
+    const std::string tokenizer_json = read_whole_file(tokenizer_path, "sample");
     std::unique_ptr<Tokenizer> tokenizer;
     try {
-      tokenizer = load_tokenizer(read_file(tokenizer_path));
+      tokenizer = load_tokenizer(tokenizer_json);
     } catch (const Error& e) {
       fail("sample", "{}: {}", tokenizer_path.string(), e.what());
     }

@@ -14,11 +14,11 @@
 // 2,545,472 characters out (about 2.5 MB), 96 distinct (all 95 printable ASCII and '\n').
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "data/dataset.h"
 
 namespace normlab {
@@ -63,11 +63,7 @@ std::string default_corpus() {
   std::string corpus;
   for (const fs::path& path : files) {
     if (!seen.insert(fs::canonical(path)).second) continue;  // a link to a file already read
-    std::ifstream in(path, std::ios::binary);
-    NL_CHECK(in.good(), "data", "cannot read {}", path.string());
-    std::ostringstream raw;
-    raw << in.rdbuf();
-    append_cleaned(raw.str(), corpus);
+    append_cleaned(read_whole_file(path, "data"), corpus);
   }
   NL_CHECK(!corpus.empty(), "data", "the default corpus in {} is empty (is 'fortunes' fully installed?)",
            kFortuneDir);

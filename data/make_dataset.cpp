@@ -1,11 +1,10 @@
 // make_dataset: "default" (the fortunes corpus), "copy" (the synthetic copy task) or a path to a
 // UTF-8 text file. Errors name the file.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/bytes.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "data/dataset.h"
 #include "data/utf8.h"
 
@@ -17,11 +16,7 @@ namespace {
 // is an error naming the file and its size.
 std::unique_ptr<Dataset> load_text_file(const std::string& path, const DataConfig& config) {
   try {
-    std::ifstream in(path, std::ios::binary);
-    NL_CHECK(in.good(), "data", "cannot open data file '{}'", path);
-    std::ostringstream raw;
-    raw << in.rdbuf();
-    const std::string text = raw.str();
+    const std::string text = read_whole_file(path, "data");
     const int64_t bad = utf8::first_invalid(text);
     NL_CHECK(bad < 0, "data", "data file '{}' is not valid UTF-8 (first bad byte 0x{:02X} at byte offset {})",
              path, bad < 0 ? 0 : static_cast<unsigned char>(text[bad]), bad);

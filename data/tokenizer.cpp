@@ -9,9 +9,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "data/dataset.h"
-#include "data/json_lite.h"
 #include "data/utf8.h"
 
 namespace normlab {
@@ -74,6 +75,8 @@ class CharTokenizer final : public Tokenizer {
     return out;
   }
 
+  // By hand, to keep the bytes of earlier runs' tokenizer.json (nlohmann's compact dump has no
+  // spaces); only integers and fixed keys, so nothing needs escaping. load_tokenizer parses it.
   std::string to_json() const override {
     std::string out = "{\"kind\": \"char\", \"code_points\": [";
     for (size_t i = 0; i < vocab_.size(); ++i) {
@@ -99,22 +102,24 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::string& kind, const std::st
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& json_text) {
-  using Kind = json_lite::Value::Kind;
-  const json_lite::Value doc = json_lite::parse(json_text, "tokenizer");
-  NL_CHECK(doc.kind == Kind::Object, "tokenizer", "tokenizer JSON must be an object");
-  const json_lite::Value* kind = doc.find("kind");
-  NL_CHECK(kind && kind->kind == Kind::String, "tokenizer", "tokenizer JSON has no \"kind\" string");
-  if (kind->string == "byte") return std::make_unique<ByteTokenizer>();
-  NL_CHECK(kind->string == "char", "tokenizer", "unknown tokenizer kind {} in JSON (expected char, byte)",
-           json_lite::quote(kind->string));
-  const json_lite::Value* cps = doc.find("code_points");
-  NL_CHECK(cps && cps->kind == Kind::Array, "tokenizer", "char tokenizer JSON has no \"code_points\" array");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("tokenizer", "tokenizer JSON does not parse (byte {}): {}", e.byte, e.what());
+  }
+  NL_CHECK(doc.is_object(), "tokenizer", "tokenizer JSON must be an object");
+  const auto kind = doc.find("kind");
+  NL_CHECK(kind != doc.end() && kind->is_string(), "tokenizer", "tokenizer JSON has no \"kind\" string");
+  if (*kind == "byte") return std::make_unique<ByteTokenizer>();
+  NL_CHECK(*kind == "char", "tokenizer", "unknown tokenizer kind {} in JSON (expected char, byte)", kind->dump());
+  const auto cps = doc.find("code_points");
+  NL_CHECK(cps != doc.end() && cps->is_array(), "tokenizer", "char tokenizer JSON has no \"code_points\" array");
   std::vector<char32_t> vocab;
-  for (size_t i = 0; i < cps->items.size(); ++i) {
-    const json_lite::Value& item = cps->items[i];
-    const double x = item.number;
-    const bool valid = item.kind == Kind::Number && x >= 0 && x <= 0x10FFFF && std::floor(x) == x &&
-                       !(x >= 0xD800 && x <= 0xDFFF);
+  for (size_t i = 0; i < cps->size(); ++i) {
+    const nlohmann::json& item = (*cps)[i];
+    const double x = item.is_number() ? item.get<double>() : -1.0;
+    const bool valid = x >= 0 && x <= 0x10FFFF && std::floor(x) == x && !(x >= 0xD800 && x <= 0xDFFF);
     NL_CHECK(valid, "tokenizer", "code_points[{}] is not a Unicode code point", i);
     vocab.push_back(static_cast<char32_t>(x));
     NL_CHECK(i == 0 || vocab[i] > vocab[i - 1], "tokenizer",

@@ -9,8 +9,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "core/error.h"
@@ -120,15 +118,6 @@ void sync_directory(const std::string& dir) {
   // EINVAL: a file system that cannot sync directories (its renames are then as durable as it gets).
   NL_CHECK(synced == 0 || error == EINVAL, "atomic_file", "fsync of directory '{}' failed: {}", dir,
            std::strerror(error));
-}
-
-std::string read_whole_file(const std::string& path, const char* op) {
-  std::ifstream in(path, std::ios::binary);
-  NL_CHECK(in.good(), op, "{}: cannot open file", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  NL_CHECK(!in.bad(), op, "{}: reading failed", path);
-  return buffer.str();
 }
 
 void remove_stale_temporaries(const std::string& dir) {

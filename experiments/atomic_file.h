@@ -44,9 +44,6 @@ FileDigest write_file_atomic(const std::string& path, const std::string& text);
 // fsync of a directory, so that the names created, renamed or removed in it are durable.
 void sync_directory(const std::string& dir);
 
-// The whole content of a file; throws "[op] <path>: cannot read ..." when it cannot be read.
-std::string read_whole_file(const std::string& path, const char* op);
-
 // Removes the temporary files ("<name>.tmp.XXXXXX") an interrupted writer left in `dir`.
 // Call only while no other process writes there (one writer per run directory).
 void remove_stale_temporaries(const std::string& dir);

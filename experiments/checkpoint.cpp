@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/files.h"
 #include "experiments/atomic_file.h"
 #include "experiments/checkpoint_format.h"
 #include "experiments/fault_injection.h"

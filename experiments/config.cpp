@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "experiments/config_keys.h"
 #include "experiments/fingerprint.h"
 #include "experiments/suggest.h"
@@ -185,12 +184,14 @@ class ConfigReader {
     if (type != std::filesystem::file_type::regular && type != std::filesystem::file_type::not_found &&
         type != std::filesystem::file_type::none)
       throw Error(fmt::format("{}: not a regular file (a config must be a TOML file)", path_));
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) throw Error(fmt::format("{}: cannot open config file", path_));
-    std::stringstream text;
-    text << in.rdbuf();
+    std::string text;
     try {
-      return toml::parse(text.str(), path_);
+      text = read_whole_file(path_, "config");
+    } catch (const Error&) {  // config errors name the file first, as the others do
+      throw Error(fmt::format("{}: cannot open config file", path_));
+    }
+    try {
+      return toml::parse(text, path_);
     } catch (const toml::parse_error& e) {
       throw Error(fmt::format("{}:{}:{}: TOML syntax error: {}", path_, e.source().begin.line,
                               e.source().begin.column, e.description()));
@@ -257,7 +258,7 @@ std::string config_to_toml(const RunConfig& config) {
   std::string out =
       "# normlab run configuration, fully resolved: every key is written, so the preset below\n"
       "# only documents where the [model] values came from.\n";
-  out += "preset = " + config_detail::toml_quote(config.preset) + "\n";
+  out += "preset = " + toml_quote(config.preset) + "\n";
   std::string section;
   for (const KeySpec& spec : config_detail::key_specs()) {
     if (spec.section != section) {
@@ -275,7 +276,21 @@ std::string config_fingerprint(const RunConfig& config) {
   what.train.name = defaults.name;
   what.train.out_dir = defaults.out_dir;
   what.train.threads = defaults.threads;
+  what.log.tensorboard = LogConfig().tensorboard;
   return hex_fingerprint(config_to_toml(what));
+}
+
+std::string toml_quote(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char ch : text) {
+    if (ch == '"') out += "\\\"";
+    else if (ch == '\\') out += "\\\\";
+    else if (ch == '\n') out += "\\n";
+    else if (ch == '\t') out += "\\t";
+    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\u{:04X}", ch);
+    else out += static_cast<char>(ch);
+  }
+  return out + "\"";
 }
 
 std::vector<std::string> config_key_names() {

@@ -31,13 +31,17 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 // an equal RunConfig. Throws if a value cannot be written as TOML (a seed >= 2^63).
 std::string config_to_toml(const RunConfig& config);
 
-// A 16-hex-digit hash of config_to_toml(config) with train.name, train.out_dir and train.threads
-// left out (where a run goes and how many threads it uses, not what it computes): equal configs
+// A 16-hex-digit hash of config_to_toml(config) with train.name, train.out_dir, train.threads and
+// log.tensorboard left out (where a run goes, how many threads it uses and whether it also writes
+// its logs for TensorBoard, not what it computes): equal configs
 // give equal fingerprints. A run stores it in fingerprint.txt; a sweep compares it before reusing
 // a point's results.
 std::string config_fingerprint(const RunConfig& config);
 
 // The "section.key" names of every config key, in file order (for help texts and tests).
 std::vector<std::string> config_key_names();
+
+// A TOML basic string literal, with quotes and escapes: "a \"b\"\n" (config files, overrides).
+std::string toml_quote(const std::string& text);
 
 }  // namespace normlab

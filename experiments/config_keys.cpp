@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/named_enum.h"
+#include "experiments/config.h"
 #include "experiments/suggest.h"
 
 namespace normlab::config_detail {
@@ -264,7 +265,8 @@ std::vector<KeySpec> build_key_specs() {
       .key("every", &LogConfig::every, IntRange{1, kMaxCount})
       .key("eval_every", &LogConfig::eval_every, IntRange{1, kMaxCount})
       .key("eval_batches", &LogConfig::eval_batches, IntRange{1, kMaxCount})
-      .key("grad_norm_every", &LogConfig::grad_norm_every, IntRange{1, kMaxCount});
+      .key("grad_norm_every", &LogConfig::grad_norm_every, IntRange{1, kMaxCount})
+      .key("tensorboard", &LogConfig::tensorboard);
   return t;
 }
 
@@ -330,19 +332,6 @@ std::string describe_node(const toml::node& node) {
     case toml::node_type::table: return "a table";
     default: return "a date/time";
   }
-}
-
-std::string toml_quote(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char ch : text) {
-    if (ch == '"') out += "\\\"";
-    else if (ch == '\\') out += "\\\\";
-    else if (ch == '\n') out += "\\n";
-    else if (ch == '\t') out += "\\t";
-    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\u{:04X}", ch);
-    else out += static_cast<char>(ch);
-  }
-  return out + "\"";
 }
 
 }  // namespace normlab::config_detail

@@ -36,7 +36,5 @@ const std::vector<CrossCheck>& cross_checks();
 
 // "string \"fast\"", "integer 3", "float 1.5", "boolean true", "an array", "a table", ...
 std::string describe_node(const toml::node& node);
-// A TOML basic string literal, with quotes and escapes.
-std::string toml_quote(const std::string& text);
 
 }  // namespace normlab::config_detail

@@ -4,12 +4,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <sys/wait.h>
 
 #include "core/error.h"
+#include "core/files.h"
 
 namespace fs = std::filesystem;
 
@@ -59,13 +59,6 @@ std::string terminal_for(const std::string& output) {
                           : "png size 900,560 noenhanced";
   }
   fail("plot", "cannot tell the image format of '{}': use a .svg or .png file name", output);
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace
@@ -128,10 +121,10 @@ void render_chart(const Chart& chart, const std::string& output) {
       fmt::format("gnuplot {} >{} 2>&1", shell_quote(script_path.string()), shell_quote(log.string())).c_str());
   NL_CHECK(status != -1 && WEXITSTATUS(status) != 127, "plot",
            "could not run gnuplot to draw '{}': is it installed (Debian: gnuplot-nox)?", output);
-  NL_CHECK(status == 0, "plot", "gnuplot failed drawing '{}':\n{}", output, read_text(log));
+  NL_CHECK(status == 0, "plot", "gnuplot failed drawing '{}':\n{}", output, read_whole_file(log, "plot"));
   std::error_code error;
   NL_CHECK(fs::exists(out_path) && fs::file_size(out_path, error) > 0, "plot",
-           "gnuplot wrote nothing to '{}':\n{}", output, read_text(log));
+           "gnuplot wrote nothing to '{}':\n{}", output, read_whole_file(log, "plot"));
 }
 
 }  // namespace normlab

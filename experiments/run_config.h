@@ -33,6 +33,7 @@ struct LogConfig {
   int64_t eval_every = 100;        // validation loss
   int64_t eval_batches = 4;
   int64_t grad_norm_every = 50;    // grad_norms.csv (always at step 0, before any update)
+  bool tensorboard = false;        // also write the above as TensorBoard scalars (experiments/tensorboard.h)
 };
 
 struct RunConfig {

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -21,20 +20,6 @@ std::vector<std::string> read_lines(const fs::path& path) {
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream in(line);
-  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
-
-std::string csv_number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format("{}", v);  // shortest text that reads back exactly
 }
 
 std::ofstream open_for_append(const fs::path& path, bool fresh) {
@@ -176,18 +161,35 @@ std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param
   return columns;
 }
 
+std::vector<double> grad_norm_values(const std::vector<std::pair<std::string, double>>& norms,
+                                     const std::vector<std::pair<std::string, double>>& extra) {
+  // layer.N = sqrt(sum over params p in block N of ||g_p||^2); global the same over all params.
+  std::vector<double> values;
+  std::map<int, double> layer_squares;
+  double global_squares = 0.0;
+  for (const auto& [name, norm] : norms) {
+    values.push_back(norm);
+    if (int layer = block_index_of(name); layer >= 0) layer_squares[layer] += norm * norm;
+    global_squares += norm * norm;
+  }
+  for (const auto& [layer, squares] : layer_squares) values.push_back(std::sqrt(squares));
+  values.push_back(std::sqrt(global_squares));
+  for (const auto& [name, value] : extra) values.push_back(value);
+  return values;
+}
+
 GradNormWriter::GradNormWriter(const fs::path& path, std::optional<int64_t> keep_through_step)
     : path_(path) {
   if (keep_through_step && fs::exists(path)) {
     std::vector<std::string> lines = read_lines(path);
     std::string kept;
     if (!lines.empty()) {
-      header_ = split_csv_line(lines[0]);
+      split_csv_line(lines[0], header_);
       kept = lines[0] + "\n";
     }
+    std::vector<std::string> cells;
     for (size_t i = 1; i < lines.size(); ++i) {
-      const std::vector<std::string> cells = split_csv_line(lines[i]);
-      if (cells.size() != header_.size()) continue;  // a row cut short by a crash
+      if (!split_csv_line(lines[i], cells) || cells.size() != header_.size()) continue;  // a row cut short by a crash
       char* end = nullptr;
       const long long step = std::strtoll(cells[0].c_str(), &end, 10);
       if (end != cells[0].c_str() && step <= *keep_through_step) kept += lines[i] + "\n";
@@ -211,7 +213,7 @@ std::vector<std::string> GradNormWriter::write(int64_t step,
   const std::vector<std::string> columns = grad_norm_columns(names, extra_names);
   if (header_.empty()) {
     header_ = columns;
-    out_ << fmt::format("{}\n", fmt::join(columns, ","));
+    out_ << csv_line(columns);
   } else {
     NL_CHECK(columns == header_, "grad_norms",
              "{}: the columns of step {} differ from the header ({} columns now, {} in the header): "
@@ -219,61 +221,15 @@ std::vector<std::string> GradNormWriter::write(int64_t step,
              header_.size());
   }
 
-  // layer.N = sqrt(sum over params p in block N of ||g_p||^2); global the same over all params.
-  std::map<int, double> layer_squares;
-  double global_squares = 0.0;
   std::vector<std::string> zero;
-  std::string row = fmt::format("{}", step);
-  for (const auto& [name, norm] : norms) {
-    row += ',';
-    row += csv_number(norm);
+  for (const auto& [name, norm] : norms)
     if (norm == 0.0) zero.push_back(name);
-    if (int layer = block_index_of(name); layer >= 0) layer_squares[layer] += norm * norm;
-    global_squares += norm * norm;
-  }
-  for (const auto& [layer, squares] : layer_squares) {
-    row += ',';
-    row += csv_number(std::sqrt(squares));
-  }
-  row += ',';
-  row += csv_number(std::sqrt(global_squares));
-  for (const auto& [name, value] : extra) {
-    row += ',';
-    row += csv_number(value);
-  }
-  row += '\n';
-  out_ << row;
+  std::vector<std::string> row = {fmt::format("{}", step)};
+  for (const double value : grad_norm_values(norms, extra)) row.push_back(csv_number(value));
+  out_ << csv_line(row);
   out_.flush();
   NL_CHECK(out_.good(), "grad_norms", "writing '{}' failed", path_.string());
   return zero;
-}
-
-int CsvTable::column(const std::string& name) const {
-  for (size_t i = 0; i < columns.size(); ++i)
-    if (columns[i] == name) return static_cast<int>(i);
-  return -1;
-}
-
-CsvTable read_csv(const fs::path& path) {
-  NL_CHECK(fs::exists(path), "csv", "'{}' does not exist", path.string());
-  std::vector<std::string> lines = read_lines(path);
-  NL_CHECK(!lines.empty(), "csv", "'{}' is empty (no header)", path.string());
-  CsvTable table;
-  table.columns = split_csv_line(lines[0]);
-  for (size_t i = 1; i < lines.size(); ++i) {
-    if (lines[i].empty()) continue;
-    const std::vector<std::string> cells = split_csv_line(lines[i]);
-    NL_CHECK(cells.size() == table.columns.size(), "csv", "{}:{}: {} cells, the header has {}",
-             path.string(), i + 1, cells.size(), table.columns.size());
-    std::vector<double> row;
-    for (const std::string& cell : cells) {
-      char* end = nullptr;
-      const double v = std::strtod(cell.c_str(), &end);
-      row.push_back(end == cell.c_str() ? std::nan("") : v);
-    }
-    table.rows.push_back(std::move(row));
-  }
-  return table;
 }
 
 std::vector<nlohmann::json> read_metrics(const fs::path& path) {

@@ -8,6 +8,8 @@
 //                     trainer adds (e.g. residual_rms.N); step 0 is before any update
 //   summary.json      written last, atomically: its presence marks the run as completed
 //   fingerprint.txt   config_fingerprint of the config the run was started with (a sweep compares it)
+//   events.out.tfevents.*   with log.tensorboard, metrics and gradient norms for TensorBoard
+//                     (experiments/tensorboard.h)
 //   checkpoint, checkpoints/   the current checkpoint generation and its directory (experiments/checkpoint.h)
 //   .normlab.lock     the writer's lock (experiments/directory_lock.h); it stays after the run
 #pragma once
@@ -21,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/csv.h"
 #include "experiments/directory_lock.h"
 
 namespace normlab {
@@ -97,14 +100,12 @@ int block_index_of(const std::string& param_name);
 // The CSV columns: step, the parameter names, layer.N for each N present, global, the extra names.
 std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param_names,
                                            const std::vector<std::string>& extra_names = {});
+// A row's values for the columns after step, in grad_norm_columns order (GradNormWriter::write's
+// arguments): each norm, each layer.N, global, each extra value.
+std::vector<double> grad_norm_values(const std::vector<std::pair<std::string, double>>& norms,
+                                     const std::vector<std::pair<std::string, double>>& extra = {});
 
-// Reading back (for plots and tests).
-struct CsvTable {
-  std::vector<std::string> columns;
-  std::vector<std::vector<double>> rows;  // NaN for empty or unreadable cells
-  int column(const std::string& name) const;  // -1 if absent
-};
-CsvTable read_csv(const std::filesystem::path& path);  // throws naming the file and line
+// Reading back (for plots and tests); grad_norms.csv with read_csv (experiments/csv.h).
 std::vector<nlohmann::json> read_metrics(const std::filesystem::path& path);
 
 // summary.json, written atomically (pretty-printed).

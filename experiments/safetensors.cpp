@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/device.h"
+#include "core/files.h"
 #include "experiments/atomic_file.h"
 
 namespace normlab {

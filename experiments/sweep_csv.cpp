@@ -1,4 +1,4 @@
-// sweep.csv: one row per sweep point, RFC 4180 quoting (point names hold commas).
+// sweep.csv: one row per sweep point, RFC 4180 quoting (point names hold commas; experiments/csv.h).
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "experiments/atomic_file.h"
+#include "experiments/csv.h"
 #include "experiments/sweep.h"
 
 namespace fs = std::filesystem;
@@ -23,57 +24,6 @@ const std::vector<std::string>& result_columns() {
                                                    "final_val_loss", "best_val_loss", "wall_s",
                                                    "run_dir",        "fingerprint",   "error"};
   return columns;
-}
-
-std::string quote_cell(const std::string& text) {
-  std::string cell;
-  for (const char ch : text) cell += (ch == '\n' || ch == '\r') ? ' ' : ch;  // one line per row
-  if (cell.find_first_of(",\"") == std::string::npos) return cell;
-  std::string quoted = "\"";
-  for (const char ch : cell) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return quoted + "\"";
-}
-
-// One CSV line, newline included.
-std::string join_cells(const std::vector<std::string>& cells) {
-  std::string line;
-  for (size_t c = 0; c < cells.size(); ++c) {
-    if (c > 0) line += ',';
-    line += quote_cell(cells[c]);
-  }
-  return line + '\n';
-}
-
-std::string number_cell(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format("{}", v);  // the shortest text that reads back exactly
-}
-
-// Splits one CSV line; false if a quoted cell is not closed.
-bool split_quoted(const std::string& line, std::vector<std::string>& cells) {
-  cells.assign(1, "");
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cells.back() += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        cells.back() += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      cells.emplace_back();
-    } else if (ch != '\r') {
-      cells.back() += ch;
-    }
-  }
-  return !quoted;
 }
 
 double parse_number(const std::string& cell, const std::string& where) {
@@ -106,7 +56,7 @@ void write_sweep_csv(const fs::path& path, const std::vector<SweepRow>& rows) {
   header.insert(header.end(), keys.begin(), keys.end());
   header.insert(header.end(), result_columns().begin(), result_columns().end());
   std::string text;
-  text += join_cells(header);
+  text += csv_line(header);
   for (const SweepRow& row : rows) {
     const bool measured = row.status == "completed" || row.status == "diverged";
     std::vector<std::string> cells = {row.point.name};
@@ -118,11 +68,11 @@ void write_sweep_csv(const fs::path& path, const std::vector<SweepRow>& rows) {
     cells.push_back(row.status);
     cells.push_back(row.status == "diverged" ? fmt::format("{}", row.diverged_step) : "");
     for (const double v : {row.final_train_loss, row.final_val_loss, row.best_val_loss, row.wall_seconds})
-      cells.push_back(measured ? number_cell(v) : "");
+      cells.push_back(measured ? csv_number(v) : "");
     cells.push_back(row.run_dir);
     cells.push_back(row.fingerprint);
     cells.push_back(row.error);
-    text += join_cells(cells);
+    text += csv_line(cells);
   }
   write_file_atomic(path.string(), text);
 }
@@ -132,7 +82,7 @@ std::vector<SweepRow> read_sweep_csv(const fs::path& path) {
   NL_CHECK(in.good(), "sweep", "cannot read '{}'", path.string());
   std::vector<std::string> header, cells;
   std::string line;
-  NL_CHECK(std::getline(in, line) && split_quoted(line, header), "sweep", "{}:1: no header", path.string());
+  NL_CHECK(std::getline(in, line) && split_csv_line(line, header), "sweep", "{}:1: no header", path.string());
   const size_t axes = header.size() >= 1 + result_columns().size()
                           ? header.size() - 1 - result_columns().size() : 0;
   const bool layout_ok = header.size() >= 1 + result_columns().size() && header[0] == "name" &&
@@ -143,7 +93,7 @@ std::vector<SweepRow> read_sweep_csv(const fs::path& path) {
   for (size_t number = 2; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     const std::string where = fmt::format("{}:{}", path.string(), number);
-    NL_CHECK(split_quoted(line, cells), "sweep", "{}: unterminated quoted cell", where);
+    NL_CHECK(split_csv_line(line, cells), "sweep", "{}: unterminated quoted cell", where);
     NL_CHECK(cells.size() == header.size(), "sweep", "{}: {} cells, the header has {}", where, cells.size(),
              header.size());
     SweepRow row;

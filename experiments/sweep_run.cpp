@@ -20,7 +20,6 @@
 #include "core/error.h"
 #include "experiments/child_process.h"
 #include "experiments/config.h"
-#include "experiments/config_keys.h"
 #include "experiments/run_dir.h"
 #include "experiments/sweep.h"
 
@@ -153,8 +152,8 @@ std::vector<PointCommand> point_commands(const SweepOptions& options, const std:
     NL_CHECK(names.insert(point.name).second, "sweep", "two points are named '{}'", point.name);
     std::vector<std::string> overrides = options.fixed_overrides;
     for (std::string& text : point_override_texts(point)) overrides.push_back(std::move(text));
-    overrides.push_back("train.out_dir=" + config_detail::toml_quote(options.out_dir));
-    overrides.push_back("train.name=" + config_detail::toml_quote(point.name));
+    overrides.push_back("train.out_dir=" + toml_quote(options.out_dir));
+    overrides.push_back("train.name=" + toml_quote(point.name));
     if (threads > 0) overrides.push_back(fmt::format("train.threads={}", threads));
     PointCommand command;
     try {

@@ -18,6 +18,7 @@
 #include "experiments/grad_stats.h"
 #include "experiments/memory_estimate.h"
 #include "experiments/run_dir.h"
+#include "experiments/tensorboard.h"
 #include "nn/transformer.h"
 #include "optim/schedule.h"
 
@@ -106,6 +107,12 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
 
   MetricsWriter metrics(dir / run_files::kMetrics, keep_logs_through);
   GradNormWriter grad_log(dir / run_files::kGradNorms, keep_logs_through);
+  std::optional<TensorBoardWriter> events;  // log.tensorboard: the same numbers as TensorBoard scalars
+  if (c.log.tensorboard) events.emplace(dir, keep_logs_through);
+  const auto log_metrics = [&](const nlohmann::json& record) {
+    metrics.write(record);
+    if (events) events->write_metrics(record);
+  };
   const bool tty = !options.quiet && isatty(STDERR_FILENO);
   const int64_t end_step = options.stop_after >= 0 ? std::min(c.train.steps, start_step + options.stop_after)
                                                    : c.train.steps;
@@ -145,7 +152,9 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
       std::vector<std::pair<std::string, double>> rms;
       for (size_t l = 0; l < model.residual_rms().size(); ++l)
         rms.emplace_back(fmt::format("residual_rms.{}", l), model.residual_rms()[l]);
-      const auto zero = grad_log.write(step, parameter_grad_norms(params), rms);
+      const auto norms = parameter_grad_norms(params);
+      const auto zero = grad_log.write(step, norms, rms);
+      if (events) events->write_grad_norms(step, norms, rms);
       if (step == start_step && !zero.empty() && !options.quiet)
         fmt::print(stderr, "warning: {} parameter(s) got an exactly zero gradient (a cut graph?), e.g. {}\n",
                    zero.size(), zero.front());
@@ -166,8 +175,8 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
       result.status = "diverged";
       result.reason = reason;
       result.steps_done = step;
-      metrics.write({{"step", step}, {"train_loss", std::isfinite(loss_value) ? nlohmann::json(loss_value) : nlohmann::json(nullptr)},
-                     {"lr", lr}, {"diverged", reason}});
+      log_metrics({{"step", step}, {"train_loss", std::isfinite(loss_value) ? nlohmann::json(loss_value) : nlohmann::json(nullptr)},
+                   {"lr", lr}, {"diverged", reason}});
       break;
     }
     {
@@ -194,7 +203,7 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
       result.final_val_loss = val;
       result.best_val_loss = std::min(result.best_val_loss, val);
     }
-    if (step % std::max<int64_t>(c.log.every, 1) == 0 || last || row.contains("val_loss")) metrics.write(row);
+    if (step % std::max<int64_t>(c.log.every, 1) == 0 || last || row.contains("val_loss")) log_metrics(row);
     if (!options.quiet && (tty || step % std::max<int64_t>(c.log.every * 10, 1) == 0 || last))
       print_progress(tty, step + 1, c.train.steps, loss_value, lr, tokens_per_second, seconds_since(t_start));
     if (c.train.checkpoint_every > 0 && (step + 1) % c.train.checkpoint_every == 0 && !last)

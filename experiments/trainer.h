@@ -9,6 +9,8 @@
 //                                  model.safetensors, optimizer.safetensors, trainer_state.json and
 //                                  manifest.json (sizes, CRC-32s); crash-safe, see checkpoint.h
 //   runs/<name>/fingerprint.txt    config_fingerprint of the config given (experiments/config.h)
+//   runs/<name>/events.out.tfevents.*   with log.tensorboard: the two logs above as TensorBoard
+//                                  scalars (experiments/tensorboard.h)
 // The run holds the directory's lock (experiments/run_dir.h) from before it writes anything
 // until it returns; a fresh run refuses a directory that holds an earlier run unless overwrite.
 // A diverging run is a result: it stops cleanly with status "diverged" and keeps every metric so far.

@@ -6,9 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -16,6 +14,7 @@
 
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "experiments/atomic_file.h"
 #include "xiong/experiments.h"
 #include "xiong/torch_check.h"
@@ -27,13 +26,6 @@ namespace normlab::xiong {
 namespace {
 
 const std::vector<std::string> kExperiments = {"E1", "E2", "E3", "E4", "E5", "E6", "E7"};
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string now_text() {
   const std::time_t t = std::time(nullptr);
@@ -47,7 +39,7 @@ void copy_configs(const fs::path& from, const fs::path& to) {
   fs::create_directories(to);
   for (const auto& entry : fs::directory_iterator(from))
     if (entry.path().extension() == ".toml" || entry.path().extension() == ".md")
-      write_file_atomic((to / entry.path().filename()).string(), read_text(entry.path()));
+      write_file_atomic((to / entry.path().filename()).string(), read_whole_file(entry.path(), "reproduce"));
 }
 
 std::string verdict_table(const std::vector<Section>& sections) {
@@ -79,7 +71,7 @@ std::string differences(const Context& ctx, const std::vector<Section>& sections
   md += ids.empty() ? std::string("Every claim above is reproduced.\n\n")
                     : fmt::format("Not reproduced: {}.\n\n", fmt::join(ids, ", "));
   const fs::path notes = ctx.config_dir / "differences.md";
-  if (!ctx.grids.quick && fs::exists(notes)) md += read_text(notes) + "\n";
+  if (!ctx.grids.quick && fs::exists(notes)) md += read_whole_file(notes, "reproduce") + "\n";
   return md;
 }
 
@@ -100,7 +92,7 @@ std::string configs_appendix(const Context& ctx, const std::vector<std::string>&
   for (const std::string& f : files) {
     if (f.empty()) continue;
     const fs::path p = ctx.config_dir / f;
-    if (fs::exists(p)) md += fmt::format("`xiong/configs/{}`:\n\n```toml\n{}```\n\n", f, read_text(p));
+    if (fs::exists(p)) md += fmt::format("`xiong/configs/{}`:\n\n```toml\n{}```\n\n", f, read_whole_file(p, "reproduce"));
   }
   return md;
 }

@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/files.h"
 #include "experiments/safetensors.h"
 
 namespace normlab::test {
@@ -22,12 +22,7 @@ inline fs::path checkpoint_file(const fs::path& run, const std::string& name) {
   return run / "checkpoint" / name;
 }
 
-inline std::string file_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+inline std::string file_bytes(const fs::path& path) { return read_whole_file(path, "test"); }
 
 inline void put_file_bytes(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "experiments/config.h"
+
 namespace normlab::test {
 
 inline const std::string kNormlab = NORMLAB_BINARY_DIR "/normlab";
@@ -33,7 +35,7 @@ inline std::string tiny_config_toml(const std::string& out_dir) {
          "norm_placement = \"pre\"\n"
          "[optim]\nname = \"adam\"\nlr = 1e-2\n"
          "[data]\nsource = \"copy\"\ncopy_length = 4\ncopy_vocab = 8\n"
-         "[train]\nname = \"tiny\"\nout_dir = \"" + out_dir + "\"\nsteps = 6\nbatch_size = 4\ncontext = 8\n"
+         "[train]\nname = \"tiny\"\nout_dir = " + toml_quote(out_dir) + "\nsteps = 6\nbatch_size = 4\ncontext = 8\n"
          "threads = 1\n"
          "[log]\nevery = 1\neval_every = 2\neval_batches = 1\ngrad_norm_every = 2\n";
 }

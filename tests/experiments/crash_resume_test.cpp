@@ -12,6 +12,8 @@
 #include <regex>
 
 #include "checkpoint_test_util.h"
+#include "event_file_util.h"
+#include "experiments/config.h"
 #include "experiments/run_dir.h"
 #include "spawn_util.h"
 #include "test_util.h"
@@ -28,9 +30,9 @@ std::string crash_config(const std::string& out_dir, int steps) {
   return "[model]\nd_model = 32\nn_heads = 2\nn_layers = 2\nd_ff = 64\ncontext_length = 8\n"
          "[optim]\nname = \"adamw\"\nlr = 1e-2\nweight_decay = 0.1\n"
          "[data]\nsource = \"copy\"\ncopy_length = 4\ncopy_vocab = 16\n"
-         "[train]\nname = \"ref\"\nout_dir = \"" + out_dir + "\"\nsteps = " + std::to_string(steps) +
+         "[train]\nname = \"ref\"\nout_dir = " + toml_quote(out_dir) + "\nsteps = " + std::to_string(steps) +
          "\nbatch_size = 4\ncontext = 8\nthreads = 1\ncheckpoint_every = 1\n"
-         "[log]\nevery = 1\neval_every = 5\neval_batches = 1\ngrad_norm_every = 3\n";
+         "[log]\nevery = 1\neval_every = 5\neval_batches = 1\ngrad_norm_every = 3\ntensorboard = true\n";
 }
 
 class CrashRun {
@@ -88,13 +90,15 @@ std::vector<nlohmann::json> metrics_without_timing(const fs::path& run) {
   return records;
 }
 
-// Bit for bit: the checkpoint files, every metric but the timing, the gradient norms, the outcome.
+// Bit for bit: the checkpoint files, every metric but the timing, the gradient norms, the outcome;
+// the TensorBoard events (log.tensorboard) at the same steps, none lost or repeated.
 void expect_same_run(const fs::path& got, const fs::path& want, const std::string& context) {
   for (const char* file : {"model.safetensors", "optimizer.safetensors", "trainer_state.json", "manifest.json"})
     EXPECT_EQ(file_bytes(test::checkpoint_file(got, file)), file_bytes(test::checkpoint_file(want, file)))
         << context << ": " << file;
   EXPECT_EQ(metrics_without_timing(got), metrics_without_timing(want)) << context;
   EXPECT_EQ(file_bytes(got / "grad_norms.csv"), file_bytes(want / "grad_norms.csv")) << context;
+  EXPECT_EQ(test::run_event_steps(got), test::run_event_steps(want)) << context;  // no step lost or repeated
   const auto summary = [](const fs::path& run) { return nlohmann::json::parse(file_bytes(run / "summary.json")); };
   for (const char* key : {"status", "steps_done", "final_train_loss", "final_val_loss", "best_val_loss"})
     EXPECT_EQ(summary(got)[key], summary(want)[key]) << context << ": " << key;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/files.h"
 #include "experiments/plot.h"
 #include "experiments/run_dir.h"
 #include "test_util.h"
@@ -34,14 +35,9 @@ std::string make_run(const ScratchDir& dir, const std::string& name, double scal
   return run.string();
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 void expect_svg_with(const std::string& path, const std::vector<std::string>& names) {
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
-  const std::string svg = read_file(path);
+  const std::string svg = read_whole_file(path, "test");
   ASSERT_GT(svg.size(), 0u);
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   for (const std::string& name : names) EXPECT_NE(svg.find(name), std::string::npos) << name;
@@ -84,7 +80,7 @@ TEST(Plot, PngOutput) {
   ScratchDir dir;
   const std::string a = make_run(dir, "run_a", 1.0);
   plot_loss_curves({a}, dir.file("loss.png"));
-  const std::string png = read_file(dir.file("loss.png"));
+  const std::string png = read_whole_file(dir.file("loss.png"), "test");
   ASSERT_GT(png.size(), 8u);
   EXPECT_EQ(png.substr(1, 3), "PNG");
 }

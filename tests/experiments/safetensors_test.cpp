@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "core/files.h"
 #include "experiments/safetensors.h"
 #include "test_util.h"
 
@@ -54,8 +55,7 @@ TEST(Safetensors, LayoutFollowsTheFormat) {
   ScratchDir dir;
   const std::string path = dir.file("t.safetensors");
   save_safetensors(path, {{"x", Tensor::from_vector({1.0, 2.0}, {2}, DType::F32)}});
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_whole_file(path, "test");
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<uint8_t>(bytes[i])) << (8 * i);
   ASSERT_EQ(bytes.size(), 8 + n + 8);  // header, then two float32
@@ -146,8 +146,7 @@ TEST(Safetensors, EveryTruncationIsANamedError) {
   const std::string path = dir.file("ok.safetensors");
   save_safetensors(path, {{"a", Tensor::ones({3}, DType::F64)}, {"b", Tensor::from_ints({1, 2}, {2})}},
                    {{"k", "v"}});
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_whole_file(path, "test");
   for (size_t length = 0; length < bytes.size(); ++length) {
     const std::string cut = dir.write("cut.safetensors", bytes.substr(0, length));
     const std::string message = error_of([&] { load_safetensors(cut); });
