@@ -3,15 +3,22 @@
 #include <algorithm>
 
 #include "autograd/ops.h"
+#include "nn/moe.h"
 
 namespace normlab {
 
 const std::vector<std::string>& ffn_type_names() {
-  static const std::vector<std::string> names = {"relu", "gelu", "swiglu", "geglu"};
+  static const std::vector<std::string> names = {"relu", "gelu", "swiglu", "geglu", "moe"};
   return names;
 }
 
+std::shared_ptr<FeedForwardLayer> make_feed_forward(const ModelConfig& config) {
+  if (config.ffn_type == "moe") return std::make_shared<MoeFeedForward>(config);
+  return std::make_shared<FeedForward>(config);
+}
+
 FeedForward::FeedForward(const ModelConfig& config) : type_(config.ffn_type), dropout_(config.dropout) {
+  NL_CHECK(type_ != "moe", "model", "ffn_type 'moe' is a MoeFeedForward (make_feed_forward), not a dense FFN");
   const auto& names = ffn_type_names();
   NL_CHECK(std::find(names.begin(), names.end(), type_) != names.end(), "model",
            "ffn_type must be one of {}, got '{}'", fmt::join(names, ", "), type_);

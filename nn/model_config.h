@@ -21,8 +21,14 @@ struct ModelConfig {
   // | "sandwich" (Peri-LN: norm before and after each sub-layer, final norm) | "deepnorm" (Wang 2022)
   std::string norm_placement = "pre";
   // "relu" (Xiong) | "gelu" (GPT-2) | "swiglu" (LLaMA: w2(silu(w1 x) * w3 x)) | "geglu" (Gemma:
-  // w2(gelu(w1 x) * w3 x))
+  // w2(gelu(w1 x) * w3 x)) | "moe" (Mixtral: a router picks experts_top_k of n_experts SwiGLU
+  // experts per token, nn/moe.h)
   std::string ffn_type = "gelu";
+  int64_t n_experts = 8;          // moe only (Mixtral's num_local_experts)
+  int64_t experts_top_k = 2;      // moe only: experts per token (num_experts_per_tok)
+  // moe only: the trainer minimises loss + coef * load-balancing loss (Hugging Face's
+  // router_aux_loss_coef; 0 = off, as HF without output_router_logits)
+  double router_aux_loss_coef = 0.0;
   bool bias = true;               // biases in linear layers (and norm beta for layernorm)
   double dropout = 0.0;
   bool tie_embeddings = true;     // output projection = token embedding^T
