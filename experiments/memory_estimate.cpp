@@ -71,10 +71,10 @@ double activation_elements(const RunConfig& c) {
   double block = 9 * N * C + 3 * B * H * T * T;
   if (m.ffn_type == "moe") {
     // N k (token, expert) rows: gathered inputs, the SwiGLU's 4 (n_e, F) tensors, the expert
-    // output, its weighted copy; per expert a scattered (N, C) sum and a running total; the router's
-    // logits and probabilities, the chosen weights (N, E and N k tensors).
+    // output, its weighted copy; per expert a scattered (N, C) sum, and E - 1 running totals (the
+    // last is the output); the router's logits and probabilities, the chosen weights (N, E and N k).
     const double K = static_cast<double>(m.experts_top_k), E = static_cast<double>(m.n_experts);
-    block += 4 * N * K * F + 3 * N * K * C + 2 * E * N * C + 2 * N * E + 4 * N * K + N * C;
+    block += 4 * N * K * F + 3 * N * K * C + (2 * E - 1) * N * C + 2 * N * E + 4 * N * K;
   } else {
     block += (gated_ffn(m) ? 4 : 2) * N * F + N * C;
   }

@@ -159,6 +159,41 @@ TEST(Moe, RoutingIsTheTopKOfTheSoftmaxAndItsWeightsSumToOne) {
   EXPECT_THROW(route_top_k(constant(logits), 5), Error);
 }
 
+// The gates w depend only on the chosen logits, so an expert that no token chose gets a router
+// gradient of zero from them (up to rounding); the load-balancing loss reaches it through P.
+TEST(Moe, AnUnchosenExpertsRouterRowGetsNoGradientFromTheGates) {
+  const ModelConfig c = layer_config(6, 2, false);
+  auto layer = random_layer(c, 8);
+  Generator gen(2);
+  const Tensor x = Tensor::randn({1, 2, 6}, gen, 0.0, 1.0, DType::F64);  // 2 tokens: at least 2 experts unchosen
+  layer->forward(constant(x), 0);
+  const std::vector<int64_t> counts = expert_counts(layer->last_routing());
+  const int unchosen = static_cast<int>(std::find(counts.begin(), counts.end(), 0) - counts.begin());
+  ASSERT_LT(unchosen, 6);
+  auto router_grad = [&](bool with_aux) {
+    layer->zero_grad();
+    Var loss = sum_all(square(layer->forward(constant(x), 0)));
+    if (with_aux) loss = add(loss, load_balancing_loss({layer->last_routing()}));
+    backward(loss);
+    return layer->named_parameters().front().second.grad().to_vector();  // router.weight (6, 6)
+  };
+  const std::vector<double> plain = router_grad(false), aux = router_grad(true);
+  double chosen_max = 0.0, unchosen_max = 0.0, unchosen_aux = 0.0;
+  for (int e = 0; e < 6; ++e)
+    for (int i = 0; i < 6; ++i) {
+      const double g = std::abs(plain[e * 6 + i]);
+      if (e == unchosen) {
+        unchosen_max = std::max(unchosen_max, g);
+        unchosen_aux = std::max(unchosen_aux, std::abs(aux[e * 6 + i]));
+      } else {
+        chosen_max = std::max(chosen_max, g);
+      }
+    }
+  EXPECT_GT(chosen_max, 1e-3);
+  EXPECT_LT(unchosen_max, 1e-14 * chosen_max);
+  EXPECT_GT(unchosen_aux, 1e-6);
+}
+
 TEST(Moe, ParametersAreNamedPerExpert) {
   ModelConfig c = tiny_moe_model_config();
   TransformerLM model(c);
