@@ -83,7 +83,8 @@ TEST(ConfigErrors, UnknownChoices) {
             "x.toml:2: [model] norm_type must be one of layernorm, rmsnorm, rmsnorm_unit_offset, groupnorm, "
             "batchnorm, none; got 'rmsnrom' (did you mean 'rmsnorm'?)");
   EXPECT_EQ(file_error("[model]\nffn_type = \"mlp\"\n"),
-            "x.toml:2: [model] ffn_type must be one of relu, gelu, swiglu, geglu; got 'mlp'");
+            "x.toml:2: [model] ffn_type must be one of relu, gelu, swiglu, geglu, moe; got 'mlp' (did you mean "
+            "'moe'?)");
   EXPECT_EQ(file_error("[model]\ninit = \"kaiming\"\n"),
             "x.toml:2: [model] init must be one of xavier, gpt2; got 'kaiming'");
   EXPECT_EQ(file_error("[optim]\nname = \"adamm\"\n"),

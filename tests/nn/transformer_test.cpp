@@ -235,8 +235,8 @@ TEST(TransformerLM, ValidationNamesKeyAndValue) {
   c.norm_type = "weightnorm";
   expect_error(c, "got 'weightnorm'");
   c = small_config("pre");
-  c.ffn_type = "moe";
-  expect_error(c, "relu, gelu, swiglu, geglu, got 'moe'");
+  c.ffn_type = "mixture";
+  expect_error(c, "relu, gelu, swiglu, geglu, moe, got 'mixture'");
   c = small_config("pre");
   c.norm_eps = 0;
   expect_error(c, "norm_eps must be > 0");
