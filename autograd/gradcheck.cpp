@@ -90,6 +90,7 @@ const std::vector<OpCase>& op_cases() {
     std::vector<OpCase> c;
     register_elementwise_cases(c);
     register_shape_cases(c);
+    register_index_cases(c);
     register_product_cases(c);
     register_softmax_loss_cases(c);
     register_norm_cases(c);

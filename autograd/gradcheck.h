@@ -61,6 +61,7 @@ const std::vector<OpCase>& op_cases();
 const OpCase* find_op_case(const std::string& name);
 void register_elementwise_cases(std::vector<OpCase>& cases);
 void register_shape_cases(std::vector<OpCase>& cases);
+void register_index_cases(std::vector<OpCase>& cases);
 void register_product_cases(std::vector<OpCase>& cases);
 void register_softmax_loss_cases(std::vector<OpCase>& cases);
 void register_norm_cases(std::vector<OpCase>& cases);

@@ -46,6 +46,13 @@ Var narrow_last(const Var& x, int64_t start, int64_t length);
 // y = x copied to `device` (CPU <-> CUDA). Copying changes no value, so dx = g copied back to x's device.
 Var to_device(const Var& x, Device device);
 
+// ---- index moves (autograd/ops/index.cpp): integer indices are constants of the forward ----
+// x (..., E), idx (..., k) int32 -> y (..., k), y[..., j] = x[..., idx[..., j]] (take along the last axis).
+Var gather_last(const Var& x, const Tensor& idx);
+// src (n, C), rows (n,) int32 -> y (n_rows, C) = zeros with y[rows[i]] += src[i]. The row gather
+// that undoes it is embedding(x, rows).
+Var scatter_add_rows(const Var& src, const Tensor& rows, int64_t n_rows);
+
 // ---- products ----
 // op(a) @ op(b) over the last two axes; batched, or with b (K, N) shared across the batch.
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);

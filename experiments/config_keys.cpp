@@ -220,6 +220,9 @@ std::vector<KeySpec> build_key_specs() {
       .key("norm_groups", &ModelConfig::norm_groups, IntRange{1})
       .key("norm_placement", &ModelConfig::norm_placement)
       .key("ffn_type", &ModelConfig::ffn_type)
+      .key("n_experts", &ModelConfig::n_experts, IntRange{1})
+      .key("experts_top_k", &ModelConfig::experts_top_k, IntRange{1})
+      .key("router_aux_loss_coef", &ModelConfig::router_aux_loss_coef, at_least(0.0))
       .key("bias", &ModelConfig::bias)
       .key("dropout", &ModelConfig::dropout, in_zero_one(false))
       .key("tie_embeddings", &ModelConfig::tie_embeddings)
@@ -285,6 +288,13 @@ std::vector<CrossCheck> build_cross_checks() {
                  if (m.norm_type != NormType::GroupNorm || m.d_model % m.norm_groups == 0) return std::string();
                  return fmt::format("d_model ({}) must be divisible by norm_groups ({}) for groupnorm",
                                     m.d_model, m.norm_groups);
+               }});
+  c.push_back({"model", {"model.ffn_type", "model.n_experts", "model.experts_top_k"},
+               [](const RunConfig& r) {
+                 const ModelConfig& m = r.model;
+                 if (m.ffn_type != FfnType::Moe || m.experts_top_k <= m.n_experts) return std::string();
+                 return fmt::format("experts_top_k ({}) must be <= n_experts ({}) for ffn_type 'moe'",
+                                    m.experts_top_k, m.n_experts);
                }});
   c.push_back({"train", {"train.context", "model.context_length"}, [](const RunConfig& r) {
                  return r.train.context <= r.model.context_length

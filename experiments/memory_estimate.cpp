@@ -35,6 +35,11 @@ double parameter_elements(const ModelConfig& m) {
   const double ffn_mats = gated_ffn(m) ? 3 : 2;
   double block = 4 * C * C + ffn_mats * C * F;
   if (m.bias) block += 4 * C + (ffn_mats - 1) * F + C;
+  if (m.ffn_type == FfnType::Moe) {  // E SwiGLU experts and the router (E, C), which has no bias
+    const double E = static_cast<double>(m.n_experts);
+    block = 4 * C * C + E * 3 * C * F + E * C;
+    if (m.bias) block += 4 * C + E * (2 * F + C);
+  }
   const bool norm_bias = m.bias && m.norm_type != NormType::RmsNorm && m.norm_type != NormType::RmsNormUnitOffset;
   const double per_norm = m.norm_type == NormType::None ? 0 : (norm_bias ? 2 * C : C);
   block += norms_per_block(m.norm_placement) * per_norm;
@@ -64,14 +69,23 @@ double activation_elements(const RunConfig& c) {
   const double stats = 2 * N * (m.norm_type == NormType::GroupNorm ? static_cast<double>(m.norm_groups) : 1);
   const double per_norm = m.norm_type == NormType::None ? 0 : N * C + stats;
   double block = 9 * N * C + 3 * B * H * T * T;
-  block += (gated_ffn(m) ? 4 : 2) * N * F + N * C;
+  if (m.ffn_type == FfnType::Moe) {
+    // N k (token, expert) rows: gathered inputs, the SwiGLU's 4 (n_e, F) tensors, the expert
+    // output, its weighted copy; per expert a scattered (N, C) sum, and E - 1 running totals (the
+    // last is the output); the router's logits and probabilities, the chosen weights (N, E and N k).
+    const double K = static_cast<double>(m.experts_top_k), E = static_cast<double>(m.n_experts);
+    block += 4 * N * K * F + 3 * N * K * C + (2 * E - 1) * N * C + 2 * N * E + 4 * N * K;
+  } else {
+    block += (gated_ffn(m) ? 4 : 2) * N * F + N * C;
+  }
   block += 2 * N * C + norms_per_block(m.norm_placement) * per_norm;
   if (m.norm_placement == NormPlacement::DeepNorm) block += 2 * N * C;
   if (dropout) block += 4 * N * C;
   double total = static_cast<double>(m.n_layers) * block;
   total += 2 * N * C + T * C + (dropout ? 2 * N * C : 0);
   if (placement_has_final_norm(m.norm_placement)) total += per_norm;
-  const double backward = 2 * std::max(B * H * T * T, N * F) + 2 * N * C;
+  const double ffn_hidden = N * F * (m.ffn_type == FfnType::Moe ? static_cast<double>(m.experts_top_k) : 1);
+  const double backward = 2 * std::max(B * H * T * T, ffn_hidden) + 2 * N * C;
   return total + 2 * N * V + backward;
 }
 

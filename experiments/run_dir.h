@@ -2,6 +2,8 @@
 //   config.toml       the resolved configuration (config_to_toml), written at the start
 //   metrics.jsonl     one JSON object per line, flushed as written: {"step": 10, "train_loss": 3.2,
 //                     "lr": 0.001, "grad_norm": 1.4, "tokens_per_s": 5000}, {"step": 100, "val_loss": 3.4}
+//                     (ffn_type "moe" adds "router_aux_loss", the unscaled load-balancing loss; train_loss
+//                     then includes router_aux_loss_coef times it)
 //                     (the keys below are what the plots read; NaN/Inf are written as null)
 //   grad_norms.csv    wide CSV: step, one column per parameter, layer.N (L2 norm over the parameters
 //                     named "blocks.N.*"), global (L2 norm over all), then any extra columns the

@@ -49,6 +49,12 @@ double validation_loss(TransformerLM& model, const Dataset& data, const RunConfi
   return total / static_cast<double>(std::max<int64_t>(c.log.eval_batches, 1));
 }
 
+// The MoE load-balancing loss of the forward just run (unscaled), read without recording anything.
+double router_aux_value(const TransformerLM& model) {
+  NoGradGuard no_grad;
+  return model.router_aux_loss().item();
+}
+
 void print_progress(bool tty, int64_t step, int64_t total, double loss, double lr, double tps,
                     double elapsed) {
   const double eta = step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total - step) : 0.0;
@@ -133,6 +139,7 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
       }
     }
   }
+  const bool moe = c.model.ffn_type == FfnType::Moe;
   double tokens_per_second = 0.0, train_seconds = 0.0;
   int64_t timed_steps = 0;
 
@@ -142,8 +149,10 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
     Batch batch = data->sample(false, c.train.batch_size, c.train.context, data_gen);
     batch.inputs = batch.inputs.to(device);
     batch.targets = batch.targets.to(device);
-    Var loss = model.loss(batch.inputs, batch.targets);
+    // Cross-entropy, plus router_aux_loss_coef times the MoE load-balancing loss when that is on.
+    Var loss = model.training_loss(batch.inputs, batch.targets);
     const double loss_value = loss.item();
+    const double router_aux = moe ? router_aux_value(model) : NAN;
     backward(loss);
     const auto params = model.named_parameters();
 
@@ -197,6 +206,7 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
     const bool last = step + 1 == c.train.steps;
     nlohmann::json row = {{"step", step}, {"train_loss", loss_value}, {"lr", lr},
                           {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_second}};
+    if (moe) row["router_aux_loss"] = router_aux;
     if ((c.log.eval_every > 0 && (step + 1) % c.log.eval_every == 0) || last) {
       const double val = validation_loss(model, *data, c, step);
       row["val_loss"] = val;

@@ -18,7 +18,7 @@ std::shared_ptr<Norm> Block::add_norm(const std::string& name) {
 
 void Block::add_sublayers() {
   attn_ = register_module("attn", std::make_shared<CausalSelfAttention>(config_));
-  ffn_ = register_module("ffn", std::make_shared<FeedForward>(config_));
+  ffn_ = register_module("ffn", make_feed_forward(config_));
 }
 
 Var Block::attention(const Var& h, uint64_t dropout_seed) {

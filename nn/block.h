@@ -1,5 +1,6 @@
 // Transformer blocks, one class per normalization placement (formulas in nn/transformer.h).
-// Every block has children "attn" (CausalSelfAttention) and "ffn" (FeedForward) and its own norms:
+// Every block has children "attn" (CausalSelfAttention) and "ffn" (FeedForward, or MoeFeedForward
+// for ffn_type "moe") and its own norms:
 //   post, pre, deepnorm:  "norm1" (around attention), "norm2" (around the FFN)
 //   sandwich:             "norm1", "norm2" on the sub-layer inputs, "post_norm1", "post_norm2" on
 //                         their outputs
@@ -23,6 +24,8 @@ class Block : public Module {
   Block(const ModelConfig& config, int64_t layer) : config_(config), layer_(layer) {}
   // x (B,T,C) -> (B,T,C). dropout_seed: the model's seed for this forward (sites derived here).
   virtual Var forward(const Var& x, uint64_t dropout_seed) = 0;
+  // The "ffn" child: a FeedForward or, for ffn_type "moe", a MoeFeedForward (nn/moe.h).
+  const std::shared_ptr<FeedForwardLayer>& ffn() const { return ffn_; }
 
  protected:
   // Registration helpers for subclasses' constructors (register in data-flow order).
@@ -37,7 +40,7 @@ class Block : public Module {
 
  private:
   std::shared_ptr<CausalSelfAttention> attn_;
-  std::shared_ptr<FeedForward> ffn_;
+  std::shared_ptr<FeedForwardLayer> ffn_;
 };
 
 // x = Norm(x + Attn(x));  x = Norm(x + FFN(x))     (Vaswani 2017, GPT-1, Xiong's Post-LN)

@@ -3,10 +3,17 @@
 #include <algorithm>
 
 #include "autograd/ops.h"
+#include "nn/moe.h"
 
 namespace normlab {
 
+std::shared_ptr<FeedForwardLayer> make_feed_forward(const ModelConfig& config) {
+  if (config.ffn_type == FfnType::Moe) return std::make_shared<MoeFeedForward>(config);
+  return std::make_shared<FeedForward>(config);
+}
+
 FeedForward::FeedForward(const ModelConfig& config) : type_(config.ffn_type), dropout_(config.dropout) {
+  NL_CHECK(type_ != FfnType::Moe, "model", "ffn_type 'moe' is a MoeFeedForward (make_feed_forward), not a dense FFN");
   const int64_t c = config.d_model, f = config.d_ff;
   const DType dtype = parameter_dtype(config);
   w1_ = register_module("w1", std::make_shared<Linear>(c, f, config.bias, dtype));

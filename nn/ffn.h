@@ -4,6 +4,7 @@
 //   swiglu: w2(silu(w1 x) * w3 x)     w3 (F, C)   (LLaMA, Mistral)
 //   geglu:  w2(gelu(w1 x) * w3 x)                 (Gemma)
 // then dropout(config.dropout). F = config.d_ff.
+// ffn_type "moe" (Mixtral's sparse mixture of SwiGLU experts) is MoeFeedForward, nn/moe.h.
 #pragma once
 #include <memory>
 #include <string>
@@ -15,11 +16,21 @@
 
 namespace normlab {
 
-class FeedForward : public Module {
+// What a block calls its "ffn": x (B,T,C) -> (B,T,C).
+class FeedForwardLayer : public Module {
+ public:
+  virtual Var forward(const Var& x, uint64_t dropout_seed) = 0;
+};
+
+// A FeedForward, or a MoeFeedForward for ffn_type moe.
+std::shared_ptr<FeedForwardLayer> make_feed_forward(const ModelConfig& config);
+
+// The dense FFN of every type but moe (x may be any (..., C)).
+class FeedForward : public FeedForwardLayer {
  public:
   explicit FeedForward(const ModelConfig& config);
   // x (B,T,C) -> (B,T,C)
-  Var forward(const Var& x, uint64_t dropout_seed);
+  Var forward(const Var& x, uint64_t dropout_seed) override;
 
  private:
   FfnType type_;

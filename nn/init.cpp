@@ -13,13 +13,17 @@ namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+// An FFN's matrix `w` ("w1", "w2", "w3"): "...ffn.w2.weight", or an expert's "...ffn.experts.3.w2.weight".
+bool is_ffn_matrix(const std::string& name, const std::string& w) {
+  return ends_with(name, "ffn." + w + ".weight") ||
+         (name.find(".ffn.experts.") != std::string::npos && ends_with(name, "." + w + ".weight"));
+}
 bool is_residual_output(const std::string& name) {
-  return ends_with(name, "attn.o.weight") || ends_with(name, "ffn.w2.weight");
+  return ends_with(name, "attn.o.weight") || is_ffn_matrix(name, "w2");
 }
 bool is_deepnorm_scaled(const std::string& name) {
-  return ends_with(name, "ffn.w1.weight") || ends_with(name, "ffn.w2.weight") ||
-         ends_with(name, "ffn.w3.weight") || ends_with(name, "attn.v.weight") ||
-         ends_with(name, "attn.o.weight");
+  return is_ffn_matrix(name, "w1") || is_ffn_matrix(name, "w2") || is_ffn_matrix(name, "w3") ||
+         ends_with(name, "attn.v.weight") || ends_with(name, "attn.o.weight");
 }
 }  // namespace
 

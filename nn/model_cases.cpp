@@ -22,15 +22,19 @@ ModelConfig tiny_model_config(NormPlacement placement) {
   return c;
 }
 
-OpCase make_model_case(std::string name, std::string description, const ModelConfig& config) {
-  NL_CHECK(config.dtype == "float64", "model_cases", "the model must be float64, got {}", config.dtype);
-  // The batch: B 2 x T = context_length ids and targets, fixed for the case.
+TinyBatch tiny_batch(const ModelConfig& config) {
   const int64_t B = 2, T = config.context_length;
   Generator gen(0xba7c4ull);
   std::vector<int32_t> ids(B * T), targets(B * T);
   for (auto& v : ids) v = static_cast<int32_t>(gen.below(config.vocab_size));
   for (auto& v : targets) v = static_cast<int32_t>(gen.below(config.vocab_size));
-  const Tensor ids_t = Tensor::from_ints(ids, {B, T}), targets_t = Tensor::from_ints(targets, {B, T});
+  return {Tensor::from_ints(ids, {B, T}), Tensor::from_ints(targets, {B, T})};
+}
+
+OpCase make_model_case(std::string name, std::string description, const ModelConfig& config) {
+  NL_CHECK(config.dtype == "float64", "model_cases", "the model must be float64, got {}", config.dtype);
+  const TinyBatch batch = tiny_batch(config);
+  const Tensor ids_t = batch.ids, targets_t = batch.targets;
 
   auto model = std::make_shared<TransformerLM>(config);
   OpCase c;
@@ -55,7 +59,7 @@ OpCase make_model_case(std::string name, std::string description, const ModelCon
   };
   c.fn = [model, ids_t, targets_t](const std::vector<Var>& params) {
     model->replace_parameters(params);
-    return model->loss(ids_t, targets_t);
+    return model->training_loss(ids_t, targets_t);
   };
   c.options.step = 1e-5;
   c.options.tolerance = 1e-6;  // measured worst: ~2e-8 (post, pre)
@@ -67,6 +71,7 @@ void register_model_cases(std::vector<OpCase>& cases) {
                                   tiny_model_config(NormPlacement::Post)));
   cases.push_back(make_model_case("model_pre", "tiny Pre-LN TransformerLM, every parameter, loss",
                                   tiny_model_config(NormPlacement::Pre)));
+  register_moe_cases(cases);
 }
 
 }  // namespace normlab

@@ -1,6 +1,6 @@
 // Whole-model gradient checks in the op-case registry's format (autograd/gradcheck.h): every
-// parameter of a tiny float64 TransformerLM is an input, the function is the mean cross-entropy on
-// a fixed batch. `normlab gradcheck --op all` merges these with the op cases.
+// parameter of a tiny float64 TransformerLM is an input, the function is its training loss (the mean
+// cross-entropy on a fixed batch, plus the MoE load-balancing term when configured). `normlab gradcheck --op all` merges these with the op cases.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,7 +19,22 @@ ModelConfig tiny_model_config(NormPlacement placement);
 // the derivative is hidden by an exact 1 or 0; the seed is added to config.seed.
 OpCase make_model_case(std::string name, std::string description, const ModelConfig& config);
 
-// Registers "model_post" and "model_pre" (layernorm, gelu, tied head).
+// The fixed batch of a case: B 2 x T = context_length random ids and targets.
+struct TinyBatch {
+  Tensor ids, targets;
+};
+TinyBatch tiny_batch(const ModelConfig& config);
+
+// Registers "model_post" and "model_pre" (layernorm, gelu, tied head), then register_moe_cases.
 void register_model_cases(std::vector<OpCase>& cases);
+
+// ---- nn/moe_cases.cpp ----
+// tiny_model_config("pre") with RMSNorm and MoE FFNs: 3 experts, top 2, router_aux_loss_coef 0.1.
+ModelConfig tiny_moe_model_config();
+// make_model_case for a MoE config, whose inputs are redrawn until every layer's routing has a
+// margin >= 0.01 and uses every expert (nn/moe_cases.cpp says why).
+OpCase make_moe_model_case(std::string name, std::string description, const ModelConfig& config);
+// "moe_ffn" (one layer, routing held fixed), "moe_load_balancing_loss", "model_moe".
+void register_moe_cases(std::vector<OpCase>& cases);
 
 }  // namespace normlab

@@ -13,8 +13,9 @@ enum class NormType { LayerNorm, RmsNorm, RmsNormUnitOffset, GroupNorm, BatchNor
 // Post: Vaswani/GPT-1/Xiong Post-LN. Pre: GPT-2/LLaMA, with a final norm. None: residual only.
 // Sandwich: Peri-LN, a norm before and after each sub-layer, final norm. DeepNorm: Wang et al. 2022.
 enum class NormPlacement { Post, Pre, None, Sandwich, DeepNorm };
-// Relu (Xiong), Gelu (GPT-2), SwiGlu (LLaMA: w2(silu(w1 x) * w3 x)), GeGlu (Gemma: w2(gelu(w1 x) * w3 x)).
-enum class FfnType { Relu, Gelu, SwiGlu, GeGlu };
+// Relu (Xiong), Gelu (GPT-2), SwiGlu (LLaMA: w2(silu(w1 x) * w3 x)), GeGlu (Gemma: w2(gelu(w1 x) * w3 x)),
+// Moe (Mixtral: a router picks experts_top_k of n_experts SwiGLU experts per token, nn/moe.h).
+enum class FfnType { Relu, Gelu, SwiGlu, GeGlu, Moe };
 // Xavier: N(0, 2/(fan_in+fan_out)). Gpt2: N(0, 0.02), residual outputs / sqrt(2L).
 enum class InitScheme { Xavier, Gpt2 };
 // SqrtD: token embeddings multiplied by sqrt(d_model) in the forward (fairseq's Transformer, which
@@ -38,8 +39,11 @@ template <> struct EnumNames<NormPlacement> {
                                                                      {NormPlacement::DeepNorm, "deepnorm"}}};
 };
 template <> struct EnumNames<FfnType> {
-  static constexpr std::array<NamedValue<FfnType>, 4> values{
-      {{FfnType::Relu, "relu"}, {FfnType::Gelu, "gelu"}, {FfnType::SwiGlu, "swiglu"}, {FfnType::GeGlu, "geglu"}}};
+  static constexpr std::array<NamedValue<FfnType>, 5> values{{{FfnType::Relu, "relu"},
+                                                               {FfnType::Gelu, "gelu"},
+                                                               {FfnType::SwiGlu, "swiglu"},
+                                                               {FfnType::GeGlu, "geglu"},
+                                                               {FfnType::Moe, "moe"}}};
 };
 template <> struct EnumNames<InitScheme> {
   static constexpr std::array<NamedValue<InitScheme>, 2> values{
@@ -62,6 +66,11 @@ struct ModelConfig {
   int64_t norm_groups = 4;        // groupnorm only
   NormPlacement norm_placement = NormPlacement::Pre;
   FfnType ffn_type = FfnType::Gelu;
+  int64_t n_experts = 8;          // moe only (Mixtral's num_local_experts)
+  int64_t experts_top_k = 2;      // moe only: experts per token (num_experts_per_tok)
+  // moe only: the trainer minimises loss + coef * load-balancing loss (Hugging Face's
+  // router_aux_loss_coef; 0 = off, as HF without output_router_logits)
+  double router_aux_loss_coef = 0.0;
   bool bias = true;               // biases in linear layers (and norm beta for layernorm)
   double dropout = 0.0;
   bool tie_embeddings = true;     // output projection = token embedding^T

@@ -49,6 +49,15 @@ void validate(const ModelConfig& c) {
   checked_mul(c.d_model, c.d_ff, "model", "d_model * d_ff");
   NL_CHECK(c.dropout >= 0.0 && c.dropout < 1.0, "model", "dropout must be in [0, 1), got {}", c.dropout);
   parameter_dtype(c);  // throws on an unknown dtype
+  if (c.ffn_type == FfnType::Moe) {
+    NL_CHECK(c.n_experts >= 1, "model", "n_experts must be >= 1, got {}", c.n_experts);
+    NL_CHECK(c.experts_top_k >= 1 && c.experts_top_k <= c.n_experts, "model",
+             "experts_top_k must be in [1, n_experts = {}], got {}", c.n_experts, c.experts_top_k);
+    NL_CHECK(std::isfinite(c.router_aux_loss_coef) && c.router_aux_loss_coef >= 0.0, "model",
+             "router_aux_loss_coef must be >= 0, got {}", c.router_aux_loss_coef);
+    checked_mul(checked_mul(c.n_experts, c.d_model, "model", "n_experts * d_model"), c.d_ff, "model",
+                "n_experts * d_model * d_ff");
+  }
 }
 
 // sqrt(mean(x^2)), computed on the host side of the tape (records nothing).
@@ -115,6 +124,29 @@ Var TransformerLM::loss(const Tensor& ids, const Tensor& targets) {
            "targets must be int32 with the shape of ids {}, got {}", shape_str(ids.shape()),
            targets.defined() ? targets.describe() : std::string("undefined"));
   return cross_entropy(forward(ids), targets, -1);
+}
+
+Var TransformerLM::training_loss(const Tensor& ids, const Tensor& targets) {
+  const Var ce = loss(ids, targets);
+  if (config_.ffn_type != FfnType::Moe || config_.router_aux_loss_coef == 0.0) return ce;
+  return add(ce, scale(router_aux_loss(), config_.router_aux_loss_coef));
+}
+
+std::vector<Routing> TransformerLM::routings() const {
+  std::vector<Routing> out;
+  for (const auto& block : impl_->blocks->blocks())
+    if (const auto moe = std::dynamic_pointer_cast<MoeFeedForward>(block->ffn());
+        moe && moe->last_routing().probs.defined())
+      out.push_back(moe->last_routing());
+  return out;
+}
+
+Var TransformerLM::router_aux_loss() const {
+  NL_CHECK(config_.ffn_type == FfnType::Moe, "model", "router_aux_loss needs ffn_type 'moe', got '{}'",
+           config_.ffn_type);
+  const std::vector<Routing> all = routings();
+  NL_CHECK(!all.empty(), "model", "router_aux_loss needs a forward first");
+  return load_balancing_loss(all);
 }
 
 }  // namespace normlab

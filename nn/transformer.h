@@ -11,6 +11,7 @@
 
 #include "nn/model_config.h"
 #include "nn/module.h"
+#include "nn/moe.h"
 
 namespace normlab {
 
@@ -22,6 +23,15 @@ class TransformerLM : public Module {
   Var forward(const Tensor& ids);
   // Mean cross-entropy of forward(ids) against targets (B, T) int32 (ignore_index -1 excluded).
   Var loss(const Tensor& ids, const Tensor& targets);
+  // What training minimises: loss(ids, targets), plus router_aux_loss_coef * router_aux_loss()
+  // when ffn_type is "moe" and that coefficient is > 0 (Hugging Face's Mixtral loss with
+  // output_router_logits).
+  Var training_loss(const Tensor& ids, const Tensor& targets);
+  // Each block's routing in the last forward (ffn_type "moe"; empty otherwise or before a forward).
+  std::vector<Routing> routings() const;
+  // The load-balancing loss (nn/moe.h) of the last forward's routings, all layers pooled, unscaled.
+  // Throws "[model] ..." unless ffn_type is "moe" and a forward has run.
+  Var router_aux_loss() const;
 
   const ModelConfig& config() const { return config_; }
   // RMS of the residual stream entering each block during the last forward (n_layers values),

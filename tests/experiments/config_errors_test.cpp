@@ -83,7 +83,8 @@ TEST(ConfigErrors, UnknownChoices) {
             "x.toml:2: [model] norm_type must be one of layernorm, rmsnorm, rmsnorm_unit_offset, groupnorm, "
             "batchnorm, none; got 'rmsnrom' (did you mean 'rmsnorm'?)");
   EXPECT_EQ(file_error("[model]\nffn_type = \"mlp\"\n"),
-            "x.toml:2: [model] ffn_type must be one of relu, gelu, swiglu, geglu; got 'mlp'");
+            "x.toml:2: [model] ffn_type must be one of relu, gelu, swiglu, geglu, moe; got 'mlp' (did you mean "
+            "'moe'?)");
   EXPECT_EQ(file_error("[model]\ninit = \"kaiming\"\n"),
             "x.toml:2: [model] init must be one of xavier, gpt2; got 'kaiming'");
   EXPECT_EQ(file_error("[optim]\nname = \"adamm\"\n"),
@@ -112,6 +113,19 @@ TEST(ConfigErrors, ChecksAcrossKeysNameTheLastKeySet) {
             "x.toml:2: [schedule] kind 'inverse_sqrt' needs warmup_steps >= 1, got 0");
   EXPECT_EQ(file_error("[model]\nnorm_type = \"groupnorm\"\nnorm_groups = 3\n"),
             "x.toml:3: [model] d_model (128) must be divisible by norm_groups (3) for groupnorm");
+}
+
+TEST(ConfigErrors, MoeExpertCounts) {
+  EXPECT_EQ(file_error("[model]\nffn_type = \"moe\"\nn_experts = 4\nexperts_top_k = 5\n"),
+            "x.toml:4: [model] experts_top_k (5) must be <= n_experts (4) for ffn_type 'moe'");
+  EXPECT_EQ(file_error("[model]\nexperts_top_k = 3\nn_experts = 2\nffn_type = \"moe\"\n"),
+            "x.toml:4: [model] experts_top_k (3) must be <= n_experts (2) for ffn_type 'moe'");
+  EXPECT_EQ(file_error("[model]\nn_experts = 0\n"), "x.toml:2: [model] n_experts must be >= 1, got 0");
+  EXPECT_EQ(file_error("[model]\nexperts_top_k = 0\n"), "x.toml:2: [model] experts_top_k must be >= 1, got 0");
+  EXPECT_EQ(file_error("[model]\nrouter_aux_loss_coef = -0.01\n"),
+            "x.toml:2: [model] router_aux_loss_coef must be >= 0, got -0.01");
+  // A dense FFN ignores the expert keys.
+  EXPECT_NO_THROW(load_config("", {"model.experts_top_k=9"}));
 }
 
 TEST(ConfigErrors, TomlSyntaxErrorGivesLineAndColumn) {

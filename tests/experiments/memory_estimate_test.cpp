@@ -39,7 +39,7 @@ struct TinyConfig {
 };
 
 // Configs whose memory is dominated by activations, by parameters, and a mix of the variants
-// (sandwich norms, a gated FFN, dropout, an untied head, float64, SGD with momentum).
+// (sandwich norms, a gated FFN, dropout, an untied head, float64, SGD with momentum, MoE FFNs).
 const std::vector<std::vector<std::string>>& shapes() {
   static const std::vector<std::vector<std::string>> s = {
       {"model.d_model=32", "model.n_heads=4", "model.d_ff=128", "model.context_length=32", "train.context=32",
@@ -51,6 +51,9 @@ const std::vector<std::vector<std::string>>& shapes() {
       {"model.norm_placement=deepnorm", "model.norm_type=rmsnorm", "model.bias=false", "train.batch_size=16"},
       {"model.norm_placement=post", "model.norm_type=groupnorm", "model.norm_groups=4", "train.batch_size=16"},
       {"model.norm_placement=none", "model.norm_type=none", "optim.name=sgd", "train.batch_size=16"},
+      {"model.ffn_type=moe", "model.n_experts=4", "model.experts_top_k=2", "train.batch_size=16"},
+      {"model.ffn_type=moe", "model.n_experts=3", "model.experts_top_k=1", "model.bias=false",
+       "model.norm_type=rmsnorm", "train.batch_size=16"},
   };
   return s;
 }
@@ -71,7 +74,7 @@ TEST(MemoryEstimate, ParametersGradientsAndOptimizerStateAreExact) {
 
 // What the tape holds after the forward pass (the allocator's growth from before it to the loss),
 // against the estimate's activations less what only backward creates: the logits' gradient and
-// the working set in a block (2 max(B H T^2, N F) + 2 N C).
+// the working set in a block (2 max(B H T^2, N F) + 2 N C; MoE: N k F).
 TEST(MemoryEstimate, SavedActivationsMatchTheAllocatorWithinFivePercent) {
   TinyConfig s;
   for (const auto& overrides : shapes()) {
@@ -89,8 +92,9 @@ TEST(MemoryEstimate, SavedActivationsMatchTheAllocatorWithinFivePercent) {
     const double bytes = c.model.dtype == "float64" ? 8 : 4;
     const double B = static_cast<double>(c.train.batch_size), T = static_cast<double>(c.train.context);
     const double H = static_cast<double>(c.model.n_heads), N = B * T, C = static_cast<double>(c.model.d_model);
+    const double routed = c.model.ffn_type == FfnType::Moe ? static_cast<double>(c.model.experts_top_k) : 1;  // rows per token
     const double backward_only = N * static_cast<double>(c.model.vocab_size) +
-                                 2 * std::max(B * H * T * T, N * static_cast<double>(c.model.d_ff)) + 2 * N * C;
+                                 2 * std::max(B * H * T * T, routed * N * static_cast<double>(c.model.d_ff)) + 2 * N * C;
     const double estimated = estimate_training_memory(c).activations - backward_only * bytes;
     EXPECT_NEAR(estimated / measured, 1.0, 0.05)
         << fmt::format("{}: estimated {} measured {}", fmt::join(overrides, " "), estimated, measured);
