@@ -21,10 +21,17 @@ bool is_deepnorm_scaled(const std::string& name) {
          ends_with(name, "ffn.w3.weight") || ends_with(name, "attn.v.weight") ||
          ends_with(name, "attn.o.weight");
 }
+// Row `row` of a (V, C) matrix set to 0 (torch zeroes the padding_idx row at init).
+void zero_row(Tensor& matrix, int64_t row) {
+  std::vector<double> values = matrix.to_vector();
+  const int64_t cols = matrix.size(1);
+  std::fill(values.begin() + row * cols, values.begin() + (row + 1) * cols, 0.0);
+  matrix.copy_(Tensor::from_vector(values, matrix.shape(), matrix.dtype()).to(matrix.device()));
+}
 }  // namespace
 
 const std::vector<std::string>& init_names() {
-  static const std::vector<std::string> names = {"xavier", "gpt2"};
+  static const std::vector<std::string> names = {"xavier", "gpt2", "normal"};
   return names;
 }
 
@@ -66,11 +73,14 @@ void initialize_parameters(Module& model, const ModelConfig& config) {
     } else if (config.init == "xavier") {
       const double fan_out = static_cast<double>(value.size(0)), fan_in = static_cast<double>(value.size(1));
       std = std::sqrt(2.0 / (fan_in + fan_out));
-    } else {  // gpt2
+    } else if (config.init == "gpt2") {
       std = is_residual_output(name) ? 0.02 / std::sqrt(2.0 * layers) : 0.02;
+    } else {  // normal
+      std = 0.02;
     }
     if (deepnorm && is_deepnorm_scaled(name)) std *= deepnorm_beta(config.n_layers);
     value.copy_(Tensor::randn(value.shape(), gen, 0.0, std, value.dtype()));
+    if (name == "tok_emb.weight" && config.padding_idx >= 0) zero_row(value, config.padding_idx);
   }
 }
 

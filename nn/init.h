@@ -3,9 +3,12 @@
 //   xavier:   every matrix (Linear W (out, in), embeddings (V, C)) ~ N(0, 2 / (fan_in + fan_out))
 //   gpt2:     every matrix ~ N(0, 0.02^2); residual output projections (attn.o, ffn.w2) std
 //             0.02 / sqrt(2L)
-//   both:     biases 0; norm gains 1 (rmsnorm_unit_offset: stored 0, acting as 1)
+//   normal:   every matrix ~ N(0, 0.02^2) (Hugging Face's _init_weights with initializer_range 0.02:
+//             GPT-1, Llama, Mistral, Gemma)
+//   all:      biases 0; norm gains 1 (rmsnorm_unit_offset: stored 0, acting as 1)
 //   embedding_scale "sqrt_d" with xavier: tok_emb.weight ~ N(0, 1 / d_model) (fairseq's pairing with
 //             the sqrt(d_model) multiplier; gpt2 keeps 0.02, as Hugging Face's Gemma)
+//   padding_idx >= 0: that row of tok_emb.weight is 0 (as torch's nn.Embedding(padding_idx=...))
 //   deepnorm placement, after the above: ffn.w1/w2/w3, attn.v and attn.o weights times
 //             beta = (8L)^(-1/4)
 #pragma once
@@ -17,7 +20,7 @@
 
 namespace normlab {
 
-const std::vector<std::string>& init_names();  // "xavier", "gpt2"
+const std::vector<std::string>& init_names();  // "xavier", "gpt2", "normal"
 // Throws "[model] init must be one of xavier, gpt2, got 'x'".
 void initialize_parameters(Module& model, const ModelConfig& config);
 

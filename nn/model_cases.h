@@ -19,7 +19,12 @@ ModelConfig tiny_model_config(const std::string& placement);
 // the derivative is hidden by an exact 1 or 0; the seed is added to config.seed.
 OpCase make_model_case(std::string name, std::string description, const ModelConfig& config);
 
-// Registers "model_post" and "model_pre" (layernorm, gelu, tied head).
+// A tiny float64 pre-norm model with the family's attention ("llama": RoPE + GQA 4 on 2 kv heads,
+// RMSNorm, SwiGLU; "mistral": plus sliding window 2; "gemma": head_dim 6, (1+w) RMSNorm, GeGLU,
+// sqrt(d) embedding scale, tied head).
+ModelConfig tiny_rope_config(const std::string& family);
+// Registers "model_post" and "model_pre" (layernorm, gelu, tied head), "model_llama",
+// "model_mistral" and "model_gemma".
 void register_model_cases(std::vector<OpCase>& cases);
 
 }  // namespace normlab

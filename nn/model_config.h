@@ -12,7 +12,22 @@ struct ModelConfig {
   int64_t n_heads = 4;
   int64_t n_layers = 4;
   int64_t d_ff = 512;             // FFN hidden width (SwiGLU: width of each of the two branches)
-  int64_t context_length = 64;    // learned positional embedding rows
+  int64_t context_length = 64;    // longest sequence (learned positional embedding rows)
+  // Attention shape: n_kv_heads key/value heads shared by n_heads / n_kv_heads query heads each
+  // (grouped-query; 1 = multi-query; 0 = n_heads, plain multi-head), head_dim per head (0 =
+  // d_model / n_heads; Gemma decouples it). Query head h reads key/value head h / (n_heads / n_kv_heads).
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  // "learned" (GPT-1/GPT-2: a pos_emb table added to the tokens) | "rope" (rotary, Hugging Face's
+  // rotate-half layout, on q and k in every layer) | "none"
+  std::string position_embedding = "learned";
+  double rope_theta = 10000.0;    // rope: inv_freq_i = theta^(-2i/head_dim)
+  // Causal attention limited to the last sliding_window + 1 keys (query i sees keys i - W .. i, as
+  // Hugging Face's Mistral); 0 = plain causal.
+  int64_t sliding_window = 0;
+  // Token id whose embedding row gets no gradient from the lookup (torch's padding_idx; Hugging
+  // Face's Llama/Mistral/Gemma use pad_token_id); -1 = none.
+  int64_t padding_idx = -1;
   // "layernorm" | "rmsnorm" | "rmsnorm_unit_offset" (Gemma's 1 + w) | "groupnorm" | "batchnorm" | "none"
   std::string norm_type = "layernorm";
   double norm_eps = 1e-5;

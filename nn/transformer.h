@@ -7,12 +7,16 @@
 //             FFN, value and output projections initialised scaled by beta = (8L)^(-1/4)
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nn/model_config.h"
 #include "nn/module.h"
 
 namespace normlab {
+
+// ModelConfig::position_embedding values: "learned", "rope", "none".
+const std::vector<std::string>& position_embedding_names();
 
 class TransformerLM : public Module {
  public:

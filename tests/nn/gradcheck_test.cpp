@@ -21,9 +21,10 @@ void expect_case_passes(const OpCase& c) {
 TEST(ModelGradcheck, RegisteredCasesPass) {
   std::vector<OpCase> cases;
   register_model_cases(cases);
-  ASSERT_EQ(cases.size(), 2u);
+  ASSERT_EQ(cases.size(), 5u);
   EXPECT_EQ(cases[0].name, "model_post");
   EXPECT_EQ(cases[1].name, "model_pre");
+  EXPECT_EQ(cases[2].name, "model_llama");
   for (const OpCase& c : cases) expect_case_passes(c);
 }
 
