@@ -51,6 +51,9 @@ const std::vector<std::vector<std::string>>& shapes() {
       {"model.norm_placement=deepnorm", "model.norm_type=rmsnorm", "model.bias=false", "train.batch_size=16"},
       {"model.norm_placement=post", "model.norm_type=groupnorm", "model.norm_groups=4", "train.batch_size=16"},
       {"model.norm_placement=none", "model.norm_type=none", "optim.name=sgd", "train.batch_size=16"},
+      {"preset=gemma", "model.n_heads=4", "model.n_kv_heads=2", "model.head_dim=12", "model.sliding_window=5",
+       "train.batch_size=16"},
+      {"preset=gpt2", "model.position_embedding=rope", "model.n_heads=4", "model.n_kv_heads=1", "train.batch_size=16"},
   };
   return s;
 }
