@@ -18,9 +18,9 @@ namespace normlab {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::error_of;
+using test::error_of;
 using testing::hf_fixture_dir;
-using testing::ScratchDir;
+using test::ScratchDir;
 
 const std::vector<std::string> kFamilies = {"gpt1", "gpt2", "llama", "mistral", "gemma"};
 
