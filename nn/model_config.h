@@ -45,7 +45,9 @@ struct ModelConfig {
   // Transformer, which Xiong et al. used; Gemma). With init "xavier" the token embedding is then
   // initialised N(0, 1/d_model) as in fairseq, so the residual stream starts at unit variance.
   std::string embedding_scale = "none";
-  std::string init = "xavier";    // "xavier": N(0, 2/(fan_in+fan_out)) | "gpt2": N(0, 0.02), residual outputs / sqrt(2L)
+  // "xavier": N(0, 2/(fan_in+fan_out)) | "gpt2": N(0, 0.02), residual outputs / sqrt(2L) | "normal":
+  // N(0, 0.02) everywhere (Hugging Face's init of GPT-1, Llama, Mistral, Gemma)
+  std::string init = "xavier";
   uint64_t seed = 0;              // weight initialisation
   std::string dtype = "float32";  // parameter dtype: "float32" | "float64" (gradient checks)
 };
