@@ -62,8 +62,23 @@ Var linear(const Var& x, const Var& weight, const Var& bias);
 // ---- softmax, embedding, loss, dropout ----
 Var softmax(const Var& x);         // last axis
 Var causal_softmax(const Var& x);  // (..., T, T), entries above the diagonal get probability 0
-// weight (V, C), ids int32 (any shape) -> (*ids, C); backward scatter-adds into weight.
-Var embedding(const Var& weight, const Tensor& ids);
+// Sliding-window causal softmax of (..., T, T): row i sees columns i - window .. i (window + 1 keys,
+// as Hugging Face's Mistral); the others get probability exactly 0. window 0 = causal_softmax.
+Var causal_softmax(const Var& x, int64_t window);
+// weight (V, C), ids int32 (any shape) -> (*ids, C); backward scatter-adds into weight, except into
+// row padding_idx (torch's padding_idx: that row gets no gradient from the lookup; -1 = none).
+Var embedding(const Var& weight, const Tensor& ids, int64_t padding_idx = -1);
+
+// ---- rotary position embedding (autograd/ops/rope.cpp) ----
+struct RopeTables {
+  Tensor cos, sin;  // (T, D), on the host
+};
+// cos/sin of position t times inv_freq_i = theta^(-2i/D), i < D/2, repeated for both halves of the
+// head; computed in float32 for a float32 dtype (as Hugging Face does) and in float64 for float64.
+RopeTables rope_tables(int64_t positions, int64_t head_dim, double theta, DType dtype);
+// x (..., T, D), D even: y = x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) = [-x2, x1]
+// (Hugging Face's layout: the head split in halves, not interleaved pairs). cos, sin (T, D).
+Var rope(const Var& x, const Tensor& cos, const Tensor& sin);
 // Mean token cross-entropy fused with log-softmax. logits (..., V), targets int32 (...);
 // positions whose target == ignore_index are excluded from the mean.
 Var cross_entropy(const Var& logits, const Tensor& targets, int32_t ignore_index = -1);

@@ -28,6 +28,8 @@ except ImportError:  # pragma: no cover - Debian 11's Python 3.9
 # ---- config: experiments/run_config.h, nn/model_config.h, optim/optimizer.h, optim/schedule.h ----
 DEFAULTS = {
     "model": dict(vocab_size=256, d_model=128, n_heads=4, n_layers=4, d_ff=512, context_length=64,
+                  n_kv_heads=0, head_dim=0, position_embedding="learned", rope_theta=10000.0,
+                  sliding_window=0, padding_idx=-1,
                   norm_type="layernorm", norm_eps=1e-5, norm_groups=4, norm_placement="pre",
                   ffn_type="gelu", bias=True, dropout=0.0, tie_embeddings=True, embedding_scale="none",
                   init="xavier", seed=0,
@@ -41,13 +43,15 @@ DEFAULTS = {
     "log": dict(),
 }
 
-# nn/presets.cpp: placement, norm, eps, ffn, bias, tie (gpt2 also sets init).
+# nn/presets.cpp: the keys every preset sets, in nn/presets.h preset_keys() order.
+PRESET_KEYS = ("norm_placement", "norm_type", "norm_eps", "ffn_type", "bias", "tie_embeddings", "init",
+               "embedding_scale", "position_embedding", "rope_theta", "sliding_window")
 PRESETS = {
-    "gpt1": ("post", "layernorm", 1e-5, "gelu", True, True),
-    "gpt2": ("pre", "layernorm", 1e-5, "gelu", True, True),
-    "llama": ("pre", "rmsnorm", 1e-6, "swiglu", False, False),
-    "mistral": ("pre", "rmsnorm", 1e-5, "swiglu", False, False),
-    "gemma": ("pre", "rmsnorm_unit_offset", 1e-6, "geglu", False, True),
+    "gpt1": ("post", "layernorm", 1e-5, "gelu", True, True, "normal", "none", "learned", 10000.0, 0),
+    "gpt2": ("pre", "layernorm", 1e-5, "gelu", True, True, "gpt2", "none", "learned", 10000.0, 0),
+    "llama": ("pre", "rmsnorm", 1e-6, "swiglu", False, False, "normal", "none", "rope", 10000.0, 0),
+    "mistral": ("pre", "rmsnorm", 1e-5, "swiglu", False, False, "normal", "none", "rope", 10000.0, 4096),
+    "gemma": ("pre", "rmsnorm_unit_offset", 1e-6, "geglu", False, True, "normal", "sqrt_d", "rope", 10000.0, 0),
 }
 
 
@@ -80,13 +84,7 @@ def load_config(path=None, overrides=(), text=None):
         given.setdefault(section, {})[name] = _parse_value(value)
     config = {s: dict(v) for s, v in DEFAULTS.items()}
     if preset:
-        placement, norm, eps, ffn, bias, tie = PRESETS[preset]
-        config["model"].update(norm_placement=placement, norm_type=norm, norm_eps=eps, ffn_type=ffn,
-                               bias=bias, tie_embeddings=tie)
-        if preset == "gpt2":
-            config["model"]["init"] = "gpt2"
-        if preset == "gemma":
-            config["model"]["embedding_scale"] = "sqrt_d"
+        config["model"].update(zip(PRESET_KEYS, PRESETS[preset]))
     for section, values in given.items():
         config.setdefault(section, {}).update(values)
     return config
@@ -225,6 +223,10 @@ class TransformerLM(nn.Module):
     def __init__(self, m):
         super().__init__()
         self.m = m
+        plain = dict(n_kv_heads=0, head_dim=0, position_embedding="learned", sliding_window=0, padding_idx=-1)
+        for key, value in plain.items():
+            if m[key] != value:  # RoPE, GQA, windows: compared with Hugging Face instead (docs/hf_interop.md)
+                raise SystemExit(f"bench/torch_model.py models only model.{key} = {value!r}, got {m[key]!r}")
         self.tok_emb = nn.Embedding(m["vocab_size"], m["d_model"])
         self.pos_emb = nn.Embedding(m["context_length"], m["d_model"])
         self.blocks = nn.ModuleList(Block(m) for _ in range(m["n_layers"]))
@@ -268,9 +270,11 @@ def initialize(model, m, seed=None):
             std = m["d_model"] ** -0.5
         elif m["init"] == "xavier":
             std = math.sqrt(2.0 / (p.shape[0] + p.shape[1]))
-        else:
+        elif m["init"] == "gpt2":
             residual_out = name.endswith("attn.o.weight") or name.endswith("ffn.w2.weight")
             std = 0.02 / math.sqrt(2.0 * layers) if residual_out else 0.02
+        else:  # normal
+            std = 0.02
         scaled = ("ffn.w1.weight", "ffn.w2.weight", "ffn.w3.weight", "attn.v.weight", "attn.o.weight")
         if m["norm_placement"] == "deepnorm" and name.endswith(scaled):
             std *= beta

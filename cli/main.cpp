@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   normlab::cli::add_bench_command(app, exit_code);
   normlab::cli::add_sweep_command(app, exit_code);
   normlab::cli::add_reproduce_command(app, exit_code);
+  normlab::cli::add_convert_command(app, exit_code);
   // Exit codes: 0 done; 1 a check or some run failed (gradcheck, sweep); 2 an error (bad input,
   // usage, I/O, a run directory in use); 3 a run diverged with train.fail_on_divergence;
   // 128 + N stopped by signal N (a sweep forwards it to its runs first).

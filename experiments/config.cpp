@@ -1,10 +1,14 @@
 // Reads a RunConfig from TOML + overrides (the order: preset, file keys in file order, overrides in
 // command-line order, then the checks that involve several keys) and writes it back as TOML.
+// A key set explicitly wins over the preset; when it changes one of the preset's family keys
+// (nn/presets.h preset_keys()), one line on stderr names the key, the new value and the preset's.
 #include "experiments/config.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -148,10 +152,13 @@ class ConfigReader {
       assignments.push_back({fmt::format("override '{}'", o.text), o.section, o.name,
                              override_value(o, find_key(o.section, o.name)->is_string)});
     }
+    const RunConfig preset_values = config_;
     for (const Assignment& a : assignments) {
-      const std::string problem = find_key(a.section, a.name)->set(config_, *a.value);
+      const KeySpec& spec = *find_key(a.section, a.name);
+      const std::string problem = spec.set(config_, *a.value);
       if (!problem.empty()) config_error(a.where, fmt::format("[{}] {}", a.section, problem));
       set_at_[a.section + "." + a.name] = {a.where, order_++};
+      report_preset_override(spec, a.where, preset_values);
     }
     // 4. checks across keys, reported where the last key involved was set
     for (const auto& cross : config_detail::cross_checks()) {
@@ -211,6 +218,21 @@ class ConfigReader {
     config_.model = apply_preset(name, config_.model);
   }
 
+  // A key of the preset's family set explicitly to another value wins over the preset; say so once
+  // per key, on stderr: "configs/x.toml:10: model.norm_type = "layernorm" overrides preset 'llama'
+  // (which sets "rmsnorm")".
+  void report_preset_override(const KeySpec& spec, const std::string& where, const RunConfig& preset_values) {
+    if (config_.preset.empty() || spec.section != "model") return;
+    const auto& keys = preset_keys();
+    if (std::find(keys.begin(), keys.end(), spec.name) == keys.end()) return;
+    const std::string preset_value = spec.get(preset_values), value = spec.get(config_);
+    const std::string key = "model." + spec.name;
+    if (value == preset_value || reported_.count(key)) return;
+    reported_.insert(key);
+    fmt::print(stderr, "{}: {} = {} overrides preset '{}' (which sets {})\n", where, key, value, config_.preset,
+               preset_value);
+  }
+
   // Every key of the file's sections, checked against the key table, sorted by position.
   std::vector<Assignment> file_assignments(const toml::table& file) {
     struct Located {
@@ -246,6 +268,7 @@ class ConfigReader {
   RunConfig config_;
   std::map<std::string, std::pair<std::string, int>> set_at_;  // "model.d_model" -> (where, order)
   int order_ = 0;
+  std::set<std::string> reported_;  // preset keys already reported as overridden
 };
 
 }  // namespace

@@ -215,6 +215,12 @@ std::vector<KeySpec> build_key_specs() {
       .key("n_layers", &ModelConfig::n_layers, IntRange{1})
       .key("d_ff", &ModelConfig::d_ff, IntRange{1})
       .key("context_length", &ModelConfig::context_length, IntRange{1})
+      .key("n_kv_heads", &ModelConfig::n_kv_heads, IntRange{0})
+      .key("head_dim", &ModelConfig::head_dim, IntRange{0})
+      .key("position_embedding", &ModelConfig::position_embedding)
+      .key("rope_theta", &ModelConfig::rope_theta, greater_than(0.0))
+      .key("sliding_window", &ModelConfig::sliding_window, IntRange{0})
+      .key("padding_idx", &ModelConfig::padding_idx, IntRange{-1})
       .key("norm_type", &ModelConfig::norm_type)
       .key("norm_eps", &ModelConfig::norm_eps, greater_than(0.0))
       .key("norm_groups", &ModelConfig::norm_groups, IntRange{1})
@@ -275,12 +281,26 @@ std::vector<KeySpec> build_key_specs() {
 
 std::vector<CrossCheck> build_cross_checks() {
   std::vector<CrossCheck> c;
-  c.push_back({"model", {"model.d_model", "model.n_heads"}, [](const RunConfig& r) {
+  c.push_back({"model", {"model.d_model", "model.n_heads", "model.head_dim"}, [](const RunConfig& r) {
                  const ModelConfig& m = r.model;
-                 return m.d_model % m.n_heads == 0
+                 return m.head_dim > 0 || m.d_model % m.n_heads == 0
                             ? ""
-                            : fmt::format("d_model ({}) must be divisible by n_heads ({})", m.d_model,
-                                          m.n_heads);
+                            : fmt::format("d_model ({}) must be divisible by n_heads ({}) unless head_dim is set",
+                                          m.d_model, m.n_heads);
+               }});
+  c.push_back({"model", {"model.n_heads", "model.n_kv_heads"}, [](const RunConfig& r) {
+                 const ModelConfig& m = r.model;
+                 return m.n_kv_heads == 0 || m.n_heads % m.n_kv_heads == 0
+                            ? ""
+                            : fmt::format("n_heads ({}) must be a multiple of n_kv_heads ({})", m.n_heads,
+                                          m.n_kv_heads);
+               }});
+  c.push_back({"model", {"model.padding_idx", "model.vocab_size"}, [](const RunConfig& r) {
+                 const ModelConfig& m = r.model;
+                 return m.padding_idx < m.vocab_size
+                            ? ""
+                            : fmt::format("padding_idx ({}) must be < vocab_size ({})", m.padding_idx,
+                                          m.vocab_size);
                }});
   c.push_back({"model", {"model.norm_type", "model.d_model", "model.norm_groups"},
                [](const RunConfig& r) {

@@ -11,6 +11,7 @@
 #include "core/bytes.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "nn/attention.h"
 #include "nn/block.h"
 
 namespace normlab {
@@ -33,17 +34,20 @@ double parameter_elements(const ModelConfig& m) {
   const double C = static_cast<double>(m.d_model), F = static_cast<double>(m.d_ff);
   const double V = static_cast<double>(m.vocab_size), L = static_cast<double>(m.n_layers);
   const double ffn_mats = gated_ffn(m) ? 3 : 2;
-  double block = 4 * C * C + ffn_mats * C * F;
-  if (m.bias) block += 4 * C + (ffn_mats - 1) * F + C;
+  const double Q = static_cast<double>(m.n_heads * head_dim_of(m));      // query width H D
+  const double KV = static_cast<double>(kv_heads_of(m) * head_dim_of(m));  // key/value width K D
+  double block = 2 * C * Q + 2 * C * KV + ffn_mats * C * F;
+  if (m.bias) block += Q + 2 * KV + C + (ffn_mats - 1) * F + C;
   if (m.ffn_type == FfnType::Moe) {  // E SwiGLU experts and the router (E, C), which has no bias
     const double E = static_cast<double>(m.n_experts);
-    block = 4 * C * C + E * 3 * C * F + E * C;
-    if (m.bias) block += 4 * C + E * (2 * F + C);
+    block = 2 * C * Q + 2 * C * KV + E * 3 * C * F + E * C;
+    if (m.bias) block += Q + 2 * KV + C + E * (2 * F + C);
   }
   const bool norm_bias = m.bias && m.norm_type != NormType::RmsNorm && m.norm_type != NormType::RmsNormUnitOffset;
   const double per_norm = m.norm_type == NormType::None ? 0 : (norm_bias ? 2 * C : C);
   block += norms_per_block(m.norm_placement) * per_norm;
-  double total = V * C + static_cast<double>(m.context_length) * C + L * block;
+  const double positions = m.position_embedding == PositionEmbedding::Learned ? static_cast<double>(m.context_length) * C : 0;
+  double total = V * C + positions + L * block;
   if (placement_has_final_norm(m.norm_placement)) total += per_norm;
   if (!m.tie_embeddings) total += V * C;
   return total;
@@ -68,7 +72,12 @@ double activation_elements(const RunConfig& c) {
   const bool dropout = m.dropout > 0;
   const double stats = 2 * N * (m.norm_type == NormType::GroupNorm ? static_cast<double>(m.norm_groups) : 1);
   const double per_norm = m.norm_type == NormType::None ? 0 : N * C + stats;
-  double block = 9 * N * C + 3 * B * H * T * T;
+  const double Q = static_cast<double>(m.n_heads * head_dim_of(m));
+  const double KV = static_cast<double>(kv_heads_of(m) * head_dim_of(m));
+  // q, k, v and their head-split copies, rotated copies of q and k (rope), weighted values and
+  // their merged copy, output: 9 NC for plain multi-head attention with learned positions.
+  double block = 2 * N * (Q + 2 * KV) + 2 * N * Q + N * C + 3 * B * H * T * T;
+  if (m.position_embedding == PositionEmbedding::Rope) block += N * (Q + KV);
   if (m.ffn_type == FfnType::Moe) {
     // N k (token, expert) rows: gathered inputs, the SwiGLU's 4 (n_e, F) tensors, the expert
     // output, its weighted copy; per expert a scattered (N, C) sum, and E - 1 running totals (the
@@ -82,7 +91,7 @@ double activation_elements(const RunConfig& c) {
   if (m.norm_placement == NormPlacement::DeepNorm) block += 2 * N * C;
   if (dropout) block += 4 * N * C;
   double total = static_cast<double>(m.n_layers) * block;
-  total += 2 * N * C + T * C + (dropout ? 2 * N * C : 0);
+  total += 2 * N * C + (m.position_embedding == PositionEmbedding::Learned ? T * C : 0) + (dropout ? 2 * N * C : 0);
   if (placement_has_final_norm(m.norm_placement)) total += per_norm;
   const double ffn_hidden = N * F * (m.ffn_type == FfnType::Moe ? static_cast<double>(m.experts_top_k) : 1);
   const double backward = 2 * std::max(B * H * T * T, ffn_hidden) + 2 * N * C;

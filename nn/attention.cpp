@@ -6,27 +6,56 @@
 
 namespace normlab {
 
+int64_t kv_heads_of(const ModelConfig& config) {
+  return config.n_kv_heads > 0 ? config.n_kv_heads : config.n_heads;
+}
+
+int64_t head_dim_of(const ModelConfig& config) {
+  return config.head_dim > 0 ? config.head_dim : config.d_model / config.n_heads;
+}
+
 CausalSelfAttention::CausalSelfAttention(const ModelConfig& config)
-    : heads_(config.n_heads), dropout_(config.dropout) {
-  const int64_t c = config.d_model;
+    : heads_(config.n_heads),
+      kv_heads_(kv_heads_of(config)),
+      head_dim_(head_dim_of(config)),
+      window_(config.sliding_window),
+      rope_(config.position_embedding == PositionEmbedding::Rope),
+      rope_theta_(config.rope_theta),
+      dropout_(config.dropout) {
+  NL_CHECK(heads_ % kv_heads_ == 0, "attention", "n_heads ({}) must be a multiple of n_kv_heads ({})", heads_,
+           kv_heads_);
+  const int64_t c = config.d_model, q_width = heads_ * head_dim_, kv_width = kv_heads_ * head_dim_;
   const DType dtype = parameter_dtype(config);
-  q_ = register_module("q", std::make_shared<Linear>(c, c, config.bias, dtype));
-  k_ = register_module("k", std::make_shared<Linear>(c, c, config.bias, dtype));
-  v_ = register_module("v", std::make_shared<Linear>(c, c, config.bias, dtype));
-  o_ = register_module("o", std::make_shared<Linear>(c, c, config.bias, dtype));
+  q_ = register_module("q", std::make_shared<Linear>(c, q_width, config.bias, dtype));
+  k_ = register_module("k", std::make_shared<Linear>(c, kv_width, config.bias, dtype));
+  v_ = register_module("v", std::make_shared<Linear>(c, kv_width, config.bias, dtype));
+  o_ = register_module("o", std::make_shared<Linear>(q_width, c, config.bias, dtype));
 }
 
 Var CausalSelfAttention::forward(const Var& x, uint64_t dropout_seed) {
   NL_CHECK(x.dim() == 3, "attention", "expected x (B,T,C), got {}", shape_str(x.shape()));
-  const Var q = split_heads(q_->forward(x), heads_);  // (B,H,T,D)
-  const Var k = split_heads(k_->forward(x), heads_);
-  const Var v = split_heads(v_->forward(x), heads_);
-  const double d_head = static_cast<double>(x.size(2) / heads_);
-  const Var scores = scale(matmul(q, k, false, true), 1.0 / std::sqrt(d_head));  // (B,H,T,T)
-  const Var probs = causal_softmax(scores);
-  const Var heads = matmul(probs, v);                         // (B,H,T,D)
-  const Var y = o_->forward(merge_heads(heads));              // (B,T,C)
+  Var q = split_heads(q_->forward(x), heads_);     // (B,H,T,D)
+  Var k = split_heads(k_->forward(x), kv_heads_);  // (B,K,T,D)
+  const Var v = split_heads(v_->forward(x), kv_heads_);
+  if (rope_) {
+    const RopeTables tables = rope_tables(x.size(1), head_dim_, rope_theta_, x.value().dtype());
+    q = rope(q, tables.cos, tables.sin);
+    k = rope(k, tables.cos, tables.sin);
+  }
+  const Var y = o_->forward(merge_heads(attend(q, k, v)));  // (B,T,C)
   return dropout(y, dropout_, dropout_seed, is_training());
+}
+
+Var CausalSelfAttention::attend(const Var& q, const Var& k, const Var& v) const {
+  const int64_t b = q.size(0), t = q.size(2), group = heads_ / kv_heads_;
+  // Query heads h = g * group + r (r < group) share kv head g: (B,H,T,D) is (B,K,group T,D) in memory.
+  const Var q_grouped = group == 1 ? q : reshape(q, {b, kv_heads_, group * t, head_dim_});
+  Var scores = scale(matmul(q_grouped, k, false, true), 1.0 / std::sqrt(static_cast<double>(head_dim_)));
+  if (group != 1) scores = reshape(scores, {b, heads_, t, t});                // (B,H,T,T)
+  Var probs = window_ > 0 ? causal_softmax(scores, window_) : causal_softmax(scores);
+  if (group != 1) probs = reshape(probs, {b, kv_heads_, group * t, t});
+  const Var heads = matmul(probs, v);                                          // (B,K,group T,D)
+  return group == 1 ? heads : reshape(heads, {b, heads_, t, head_dim_});     // (B,H,T,D)
 }
 
 }  // namespace normlab

@@ -1,9 +1,13 @@
-// Causal multi-head self-attention with separate projections (children "q", "k", "v", "o", each a
-// Linear (C, C) with bias when config.bias), so that init and gradient logs can address each one:
-//   q, k, v = x Wq^T, x Wk^T, x Wv^T                 (B,T,C)
-//   split into H heads                               (B,H,T,D), D = C/H
-//   p = causal_softmax(q k^T / sqrt(D))              (B,H,T,T)
-//   y = merge_heads(p v) Wo^T                        (B,T,C), then dropout(config.dropout)
+// Causal self-attention with separate projections (children "q", "k", "v", "o", each a Linear with
+// bias when config.bias), so that init and gradient logs can address each one. H = n_heads query
+// heads, K = n_kv_heads key/value heads (K divides H; K = H is plain multi-head, K = 1 multi-query),
+// D = head_dim (d_model / H unless set):
+//   q = x Wq^T (B,T,H D), k = x Wk^T, v = x Wv^T (B,T,K D)
+//   split into heads: q (B,H,T,D), k, v (B,K,T,D); rope: q, k rotated by position (rotate-half)
+//   query head h reads key/value head h / (H/K): q viewed as (B,K,(H/K) T,D), so each group's
+//   queries share one batched product with their k and v (no copies of k, v)
+//   p = causal_softmax(q k^T / sqrt(D), sliding_window)   (B,H,T,T)
+//   y = merge_heads(p v) Wo^T                             (B,T,C), then dropout(config.dropout)
 #pragma once
 #include <memory>
 
@@ -13,6 +17,10 @@
 
 namespace normlab {
 
+// The resolved attention shape of a config (0 = default in n_kv_heads and head_dim).
+int64_t kv_heads_of(const ModelConfig& config);
+int64_t head_dim_of(const ModelConfig& config);
+
 class CausalSelfAttention : public Module {
  public:
   explicit CausalSelfAttention(const ModelConfig& config);
@@ -20,8 +28,12 @@ class CausalSelfAttention : public Module {
   Var forward(const Var& x, uint64_t dropout_seed);
 
  private:
-  int64_t heads_;
-  double dropout_;
+  // q (B,H,T,D), k, v (B,K,T,D) -> (B,H,T,D)
+  Var attend(const Var& q, const Var& k, const Var& v) const;
+
+  int64_t heads_, kv_heads_, head_dim_, window_;
+  bool rope_;
+  double rope_theta_, dropout_;
   std::shared_ptr<Linear> q_, k_, v_, o_;
 };
 

@@ -25,6 +25,13 @@ bool is_deepnorm_scaled(const std::string& name) {
   return is_ffn_matrix(name, "w1") || is_ffn_matrix(name, "w2") || is_ffn_matrix(name, "w3") ||
          ends_with(name, "attn.v.weight") || ends_with(name, "attn.o.weight");
 }
+// Row `row` of a (V, C) matrix set to 0 (torch zeroes the padding_idx row at init).
+void zero_row(Tensor& matrix, int64_t row) {
+  std::vector<double> values = matrix.to_vector();
+  const int64_t cols = matrix.size(1);
+  std::fill(values.begin() + row * cols, values.begin() + (row + 1) * cols, 0.0);
+  matrix.copy_(Tensor::from_vector(values, matrix.shape(), matrix.dtype()).to(matrix.device()));
+}
 }  // namespace
 
 double embedding_multiplier(const ModelConfig& config) {
@@ -55,11 +62,14 @@ void initialize_parameters(Module& model, const ModelConfig& config) {
     } else if (xavier) {
       const double fan_out = static_cast<double>(value.size(0)), fan_in = static_cast<double>(value.size(1));
       std = std::sqrt(2.0 / (fan_in + fan_out));
-    } else {  // gpt2
+    } else if (config.init == InitScheme::Gpt2) {
       std = is_residual_output(name) ? 0.02 / std::sqrt(2.0 * layers) : 0.02;
+    } else {  // normal
+      std = 0.02;
     }
     if (deepnorm && is_deepnorm_scaled(name)) std *= deepnorm_beta(config.n_layers);
     value.copy_(Tensor::randn(value.shape(), gen, 0.0, std, value.dtype()));
+    if (name == "tok_emb.weight" && config.padding_idx >= 0) zero_row(value, config.padding_idx);
   }
 }
 

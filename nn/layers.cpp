@@ -19,12 +19,14 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
 
 Var Linear::forward(const Var& x) const { return linear(x, weight(), bias()); }
 
-Embedding::Embedding(int64_t num, int64_t dim, DType dtype) {
+Embedding::Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx) : padding_idx_(padding_idx) {
   NL_CHECK(num > 0 && dim > 0, "embedding", "sizes must be positive, got ({}, {})", num, dim);
+  NL_CHECK(padding_idx >= -1 && padding_idx < num, "embedding", "padding_idx must be -1 or in [0, {}), got {}",
+           num, padding_idx);
   register_parameter("weight", parameter(Tensor::zeros({num, dim}, dtype)));
 }
 
-Var Embedding::forward(const Tensor& ids) const { return embedding(weight(), ids); }
+Var Embedding::forward(const Tensor& ids) const { return embedding(weight(), ids, padding_idx_); }
 
 }  // namespace normlab
 

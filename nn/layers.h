@@ -21,12 +21,16 @@ class Linear : public Module {
   Var bias() const { return parameter_slot("bias"); }  // undefined without bias
 };
 
-// ids int32 (any shape) -> (*ids, dim) rows of "weight" (num, dim).
+// ids int32 (any shape) -> (*ids, dim) rows of "weight" (num, dim). Row padding_idx (>= 0) gets no
+// gradient from the lookup (torch's padding_idx); -1 = none.
 class Embedding : public Module {
  public:
-  Embedding(int64_t num, int64_t dim, DType dtype);
+  Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx = -1);
   Var forward(const Tensor& ids) const;
   Var weight() const { return parameter_slot("weight"); }
+
+ private:
+  int64_t padding_idx_;
 };
 
 }  // namespace normlab

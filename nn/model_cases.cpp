@@ -66,11 +66,40 @@ OpCase make_model_case(std::string name, std::string description, const ModelCon
   return c;
 }
 
+ModelConfig tiny_rope_config(const std::string& family) {
+  ModelConfig c = tiny_model_config(NormPlacement::Pre);
+  c.n_heads = 4;
+  c.n_kv_heads = 2;  // GQA
+  c.context_length = 6;
+  c.position_embedding = PositionEmbedding::Rope;
+  c.rope_theta = 500.0;
+  c.norm_type = NormType::RmsNorm;
+  c.ffn_type = FfnType::SwiGlu;
+  c.bias = false;
+  c.tie_embeddings = false;
+  if (family == "mistral") c.sliding_window = 2;
+  if (family == "gemma") {
+    c.head_dim = 6;  // != d_model / n_heads = 2
+    c.norm_type = NormType::RmsNormUnitOffset;
+    c.ffn_type = FfnType::GeGlu;
+    c.tie_embeddings = true;
+    c.embedding_scale = EmbeddingScale::SqrtD;
+  }
+  return c;
+}
+
 void register_model_cases(std::vector<OpCase>& cases) {
   cases.push_back(make_model_case("model_post", "tiny Post-LN TransformerLM, every parameter, loss",
                                   tiny_model_config(NormPlacement::Post)));
   cases.push_back(make_model_case("model_pre", "tiny Pre-LN TransformerLM, every parameter, loss",
                                   tiny_model_config(NormPlacement::Pre)));
+  cases.push_back(make_model_case("model_llama", "tiny Llama-like LM: RoPE, 4 heads on 2 kv heads, RMSNorm, SwiGLU",
+                                  tiny_rope_config("llama")));
+  cases.push_back(make_model_case("model_mistral", "tiny Mistral-like LM: as model_llama, sliding window 2, T 6",
+                                  tiny_rope_config("mistral")));
+  cases.push_back(make_model_case("model_gemma",
+                                  "tiny Gemma-like LM: head_dim 6 != 8/4, (1+w) RMSNorm, GeGLU, sqrt(d) scale",
+                                  tiny_rope_config("gemma")));
   register_moe_cases(cases);
 }
 

@@ -25,7 +25,12 @@ struct TinyBatch {
 };
 TinyBatch tiny_batch(const ModelConfig& config);
 
-// Registers "model_post" and "model_pre" (layernorm, gelu, tied head), then register_moe_cases.
+// A tiny float64 pre-norm model with the family's attention ("llama": RoPE + GQA 4 on 2 kv heads,
+// RMSNorm, SwiGLU; "mistral": plus sliding window 2; "gemma": head_dim 6, (1+w) RMSNorm, GeGLU,
+// sqrt(d) embedding scale, tied head).
+ModelConfig tiny_rope_config(const std::string& family);
+// Registers "model_post" and "model_pre" (layernorm, gelu, tied head), "model_llama",
+// "model_mistral" and "model_gemma", then register_moe_cases.
 void register_model_cases(std::vector<OpCase>& cases);
 
 // ---- nn/moe_cases.cpp ----

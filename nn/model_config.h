@@ -16,8 +16,12 @@ enum class NormPlacement { Post, Pre, None, Sandwich, DeepNorm };
 // Relu (Xiong), Gelu (GPT-2), SwiGlu (LLaMA: w2(silu(w1 x) * w3 x)), GeGlu (Gemma: w2(gelu(w1 x) * w3 x)),
 // Moe (Mixtral: a router picks experts_top_k of n_experts SwiGLU experts per token, nn/moe.h).
 enum class FfnType { Relu, Gelu, SwiGlu, GeGlu, Moe };
-// Xavier: N(0, 2/(fan_in+fan_out)). Gpt2: N(0, 0.02), residual outputs / sqrt(2L).
-enum class InitScheme { Xavier, Gpt2 };
+// Xavier: N(0, 2/(fan_in+fan_out)). Gpt2: N(0, 0.02), residual outputs / sqrt(2L). Normal: N(0, 0.02)
+// everywhere (Hugging Face's init of GPT-1, Llama, Mistral, Gemma).
+enum class InitScheme { Xavier, Gpt2, Normal };
+// Learned: GPT-1/GPT-2's pos_emb table added to the tokens. Rope: rotary, Hugging Face's rotate-half
+// layout, on q and k in every layer. None: no positions.
+enum class PositionEmbedding { Learned, Rope, None };
 // SqrtD: token embeddings multiplied by sqrt(d_model) in the forward (fairseq's Transformer, which
 // Xiong et al. used; Gemma). With Xavier init the token embedding is then N(0, 1/d_model) as in
 // fairseq, so the residual stream starts at unit variance.
@@ -46,8 +50,13 @@ template <> struct EnumNames<FfnType> {
                                                                {FfnType::Moe, "moe"}}};
 };
 template <> struct EnumNames<InitScheme> {
-  static constexpr std::array<NamedValue<InitScheme>, 2> values{
-      {{InitScheme::Xavier, "xavier"}, {InitScheme::Gpt2, "gpt2"}}};
+  static constexpr std::array<NamedValue<InitScheme>, 3> values{
+      {{InitScheme::Xavier, "xavier"}, {InitScheme::Gpt2, "gpt2"}, {InitScheme::Normal, "normal"}}};
+};
+template <> struct EnumNames<PositionEmbedding> {
+  static constexpr std::array<NamedValue<PositionEmbedding>, 3> values{{{PositionEmbedding::Learned, "learned"},
+                                                                         {PositionEmbedding::Rope, "rope"},
+                                                                         {PositionEmbedding::None, "none"}}};
 };
 template <> struct EnumNames<EmbeddingScale> {
   static constexpr std::array<NamedValue<EmbeddingScale>, 2> values{
@@ -60,7 +69,20 @@ struct ModelConfig {
   int64_t n_heads = 4;
   int64_t n_layers = 4;
   int64_t d_ff = 512;             // FFN hidden width (SwiGLU: width of each of the two branches)
-  int64_t context_length = 64;    // learned positional embedding rows
+  int64_t context_length = 64;    // longest sequence (learned positional embedding rows)
+  // Attention shape: n_kv_heads key/value heads shared by n_heads / n_kv_heads query heads each
+  // (grouped-query; 1 = multi-query; 0 = n_heads, plain multi-head), head_dim per head (0 =
+  // d_model / n_heads; Gemma decouples it). Query head h reads key/value head h / (n_heads / n_kv_heads).
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  PositionEmbedding position_embedding = PositionEmbedding::Learned;
+  double rope_theta = 10000.0;    // rope: inv_freq_i = theta^(-2i/head_dim)
+  // Causal attention limited to the last sliding_window + 1 keys (query i sees keys i - W .. i, as
+  // Hugging Face's Mistral); 0 = plain causal.
+  int64_t sliding_window = 0;
+  // Token id whose embedding row gets no gradient from the lookup (torch's padding_idx; Hugging
+  // Face's Llama/Mistral/Gemma use pad_token_id); -1 = none.
+  int64_t padding_idx = -1;
   NormType norm_type = NormType::LayerNorm;
   double norm_eps = 1e-5;
   int64_t norm_groups = 4;        // groupnorm only

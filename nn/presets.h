@@ -1,11 +1,14 @@
-// Named architecture presets: each sets the fields that define the family and keeps every other
-// field (sizes, dropout, seed, dtype) from `base`. A config file's [model] keys override a preset.
-//   gpt1:    post,  layernorm eps 1e-5, gelu,   bias, tied head,   xavier init
-//   gpt2:    pre,   layernorm eps 1e-5, gelu,   bias, tied head,   gpt2 init (0.02, outputs / sqrt(2L))
-//   llama:   pre,   rmsnorm eps 1e-6,   swiglu, no bias, untied head
-//   mistral: llama with rmsnorm eps 1e-5
-//   gemma:   pre,   rmsnorm_unit_offset (1 + w) eps 1e-6, geglu (gelu-gated, as Gemma), no bias,
-//            tied head, token embeddings times sqrt(d_model) (embedding_scale "sqrt_d")
+// Named architecture presets: each sets the fields that define the family's structure (the keys of
+// preset_keys()) and keeps every other field (sizes, n_kv_heads, head_dim, dropout, seed, dtype)
+// from `base`. A key the config file or the command line sets explicitly wins over the preset
+// (experiments/config.cpp prints one line for each such key). What each preset does and does not
+// reproduce: docs/presets.md.
+//   gpt1:    post, layernorm eps 1e-5, gelu (tanh), bias, tied head, learned positions, normal(0.02)
+//   gpt2:    pre,  layernorm eps 1e-5, gelu (tanh), bias, tied head, learned positions, gpt2 init
+//   llama:   pre,  rmsnorm eps 1e-6, swiglu, no bias, untied head, rope theta 10000, normal(0.02)
+//   mistral: llama with rmsnorm eps 1e-5 and a sliding window of 4096
+//   gemma:   pre,  rmsnorm_unit_offset (1 + w) eps 1e-6, geglu (tanh gelu), no bias, tied head,
+//            rope theta 10000, token embeddings times sqrt(d_model), normal(0.02)
 #pragma once
 #include <string>
 #include <vector>
@@ -17,5 +20,7 @@ namespace normlab {
 // Throws "[model] unknown preset 'x'; valid presets: gpt1, gpt2, llama, mistral, gemma".
 ModelConfig apply_preset(const std::string& name, ModelConfig base);
 std::vector<std::string> preset_names();
+// The [model] keys every preset sets (norm_placement, norm_type, ...).
+const std::vector<std::string>& preset_keys();
 
 }  // namespace normlab

@@ -1,5 +1,5 @@
 // TransformerLM: tok_emb + pos_emb -> blocks.0 .. blocks.{L-1} -> [final_norm] -> head.
-// Parameter names: tok_emb.weight (V,C), pos_emb.weight (context_length, C),
+// Parameter names: tok_emb.weight (V,C), pos_emb.weight (context_length, C) (learned positions only),
 // blocks.N.<block's names, see nn/block.h>, final_norm.* (pre, sandwich), lm_head.weight (V,C)
 // when the head is not tied to tok_emb.
 #include "nn/transformer.h"
@@ -10,6 +10,7 @@
 
 #include "autograd/ops.h"
 #include "core/ops.h"
+#include "nn/attention.h"
 #include "nn/block.h"
 #include "nn/init.h"
 #include "nn/layers.h"
@@ -40,12 +41,24 @@ void validate(const ModelConfig& c) {
   NL_CHECK(c.n_layers > 0, "model", "n_layers must be > 0, got {}", c.n_layers);
   NL_CHECK(c.d_ff > 0, "model", "d_ff must be > 0, got {}", c.d_ff);
   NL_CHECK(c.context_length > 0, "model", "context_length must be > 0, got {}", c.context_length);
-  NL_CHECK(c.d_model % c.n_heads == 0, "model", "d_model ({}) must be divisible by n_heads ({})",
-           c.d_model, c.n_heads);
+  NL_CHECK(c.head_dim > 0 || c.d_model % c.n_heads == 0, "model",
+           "d_model ({}) must be divisible by n_heads ({}) unless head_dim is set", c.d_model, c.n_heads);
+  NL_CHECK(c.head_dim >= 0 && c.n_kv_heads >= 0, "model", "head_dim ({}) and n_kv_heads ({}) must be >= 0",
+           c.head_dim, c.n_kv_heads);
+  NL_CHECK(c.n_heads % kv_heads_of(c) == 0, "model", "n_heads ({}) must be a multiple of n_kv_heads ({})",
+           c.n_heads, kv_heads_of(c));
+  NL_CHECK(c.position_embedding != PositionEmbedding::Rope || head_dim_of(c) % 2 == 0, "model",
+           "rope needs an even head_dim, got {}", head_dim_of(c));
+  NL_CHECK(c.rope_theta > 0, "model", "rope_theta must be > 0, got {}", c.rope_theta);
+  NL_CHECK(c.sliding_window >= 0, "model", "sliding_window must be >= 0 (0 = off), got {}", c.sliding_window);
+  NL_CHECK(c.padding_idx >= -1 && c.padding_idx < c.vocab_size, "model",
+           "padding_idx must be -1 (none) or a token id < vocab_size ({}), got {}", c.vocab_size, c.padding_idx);
   // The parameter matrices' sizes (their bytes are checked where they are allocated).
   checked_mul(c.vocab_size, c.d_model, "model", "vocab_size * d_model");
   checked_mul(c.context_length, c.d_model, "model", "context_length * d_model");
   checked_mul(c.d_model, c.d_model, "model", "d_model * d_model");
+  checked_mul(checked_mul(c.n_heads, head_dim_of(c), "model", "n_heads * head_dim"), c.d_model, "model",
+              "n_heads * head_dim * d_model");
   checked_mul(c.d_model, c.d_ff, "model", "d_model * d_ff");
   NL_CHECK(c.dropout >= 0.0 && c.dropout < 1.0, "model", "dropout must be in [0, 1), got {}", c.dropout);
   parameter_dtype(c);  // throws on an unknown dtype
@@ -68,7 +81,7 @@ double rms(const Var& x) {
 }  // namespace
 
 struct TransformerLM::Impl {
-  std::shared_ptr<Embedding> tok_emb, pos_emb;
+  std::shared_ptr<Embedding> tok_emb, pos_emb;  // pos_emb: learned positions only
   std::shared_ptr<BlockList> blocks;
   std::shared_ptr<Norm> final_norm;  // null for post, none, deepnorm
   std::shared_ptr<Linear> lm_head;   // null when tied
@@ -78,9 +91,11 @@ TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared
   validate(config);
   const DType dtype = parameter_dtype(config);
   Impl& m = *impl_;
-  m.tok_emb = register_module("tok_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype));
-  m.pos_emb =
-      register_module("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
+  m.tok_emb = register_module(
+      "tok_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype, config.padding_idx));
+  if (config.position_embedding == PositionEmbedding::Learned)
+    m.pos_emb =
+        register_module("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
   m.blocks = register_module("blocks", std::make_shared<BlockList>());
   for (int64_t l = 0; l < config.n_layers; ++l) m.blocks->append(make_block(config, l));
   if (placement_has_final_norm(config.norm_placement))
@@ -100,13 +115,15 @@ Var TransformerLM::forward(const Tensor& ids) {
            "sequence length T = {} must be in [1, context_length = {}]", t, config_.context_length);
   const Impl& m = *impl_;
   const Var tok_weight = m.tok_emb->weight();
-  std::vector<int32_t> positions(static_cast<size_t>(t));
-  std::iota(positions.begin(), positions.end(), 0);
-  const Tensor pos_ids = Tensor::from_ints(positions, {t}).to(tok_weight.value().device());
-
   Var tokens = m.tok_emb->forward(ids.to(tok_weight.value().device()));  // (B,T,C)
   if (const double multiplier = embedding_multiplier(config_); multiplier != 1.0) tokens = scale(tokens, multiplier);
-  Var x = add(tokens, m.pos_emb->forward(pos_ids));  // (B,T,C)
+  Var x = tokens;
+  if (m.pos_emb) {
+    std::vector<int32_t> positions(static_cast<size_t>(t));
+    std::iota(positions.begin(), positions.end(), 0);
+    const Tensor pos_ids = Tensor::from_ints(positions, {t}).to(tok_weight.value().device());
+    x = add(tokens, m.pos_emb->forward(pos_ids));  // (B,T,C)
+  }
   x = dropout(x, config_.dropout, dropout_site_seed(dropout_seed_, 0), is_training());
   residual_rms_.clear();
   for (const auto& block : m.blocks->blocks()) {

@@ -7,6 +7,7 @@
 //             FFN, value and output projections initialised scaled by beta = (8L)^(-1/4)
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nn/model_config.h"

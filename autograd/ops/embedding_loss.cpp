@@ -1,5 +1,6 @@
 // Embedding lookup and the fused cross-entropy loss.
 #include <algorithm>
+#include <vector>
 
 #include "autograd/ops.h"
 #include "core/ops.h"
@@ -9,14 +10,24 @@ namespace normlab {
 // y[r, :] = W[ids[r], :]   ids (rows,) any shape, W (V, C), y (*ids, C).
 // dL/dW[v, :] = sum over the positions r with ids[r] == v of g[r, :] (a scatter-add; ids that repeat
 // sum, rows never looked up get 0):   dW = zeros (V, C), then dW[ids[r]] += g[r]   (saves ids).
-// ids are integers: no gradient.
-Var embedding(const Var& weight, const Tensor& ids) {
+// ids are integers: no gradient. With padding_idx p >= 0 the lookup sends nothing into row p
+// (torch's padding_idx): dW[p] = 0, as if W[p] were a constant.
+Var embedding(const Var& weight, const Tensor& ids, int64_t padding_idx) {
   Tensor y = ops::embedding(weight.value(), ids);  // checks shapes, dtype and id range
   const Shape w_shape = weight.shape();
   Tensor saved_ids = ids.to(weight.value().device()).contiguous();
-  return record("embedding", {weight}, y, [w_shape, saved_ids](const Tensor& g) -> Grads {
+  NL_CHECK(padding_idx >= -1 && padding_idx < w_shape[0], "embedding",
+           "padding_idx must be -1 or a row of weight {}, got {}", shape_str(w_shape), padding_idx);
+  Tensor keep_rows;  // (V, 1): 1, and 0 at padding_idx
+  if (padding_idx >= 0) {
+    std::vector<double> keep(static_cast<size_t>(w_shape[0]), 1.0);
+    keep[static_cast<size_t>(padding_idx)] = 0.0;
+    keep_rows = Tensor::from_vector(keep, {w_shape[0], 1}, weight.value().dtype()).to(weight.value().device());
+  }
+  return record("embedding", {weight}, y, [w_shape, saved_ids, keep_rows](const Tensor& g) -> Grads {
     Tensor dw = Tensor::zeros(w_shape, g.dtype(), g.device());
     backend_for(g.device()).embedding_backward(saved_ids, g.contiguous(), dw);
+    if (keep_rows.defined()) dw = ops::mul(dw, keep_rows);
     return {dw};
   });
 }

@@ -1,6 +1,7 @@
 // Gradient-check cases for softmax, causal softmax, attention, embedding, cross-entropy and dropout.
 // Nonlinear cases use step 1e-4: truncation error ~ h^2 f''' / 6 ~ 1e-9, rounding ~ 1e-16 |L| / h.
 #include <cmath>
+#include <vector>
 
 #include "autograd/ops.h"
 #include "autograd/ops/case_inputs.h"
@@ -22,6 +23,23 @@ Var attention(const Var& q, const Var& k, const Var& v, int64_t heads) {
   return merge_heads(matmul(causal_softmax(scores), vh));                     // (B, T, C)
 }
 
+// Grouped-query attention: q (B, T, H D) with H = 4 heads, k, v (B, T, K D) with K = 2 kv heads,
+// D = 3; query head h reads kv head h / 2. Written without the grouped reshape of nn/attention.cpp:
+// each kv head is copied for its queries (a slice per head), so the case checks the mapping as well.
+Var gqa_reference(const Var& q, const Var& k, const Var& v, int64_t window) {
+  const int64_t heads = 4, kv_heads = 2, d = 3;
+  std::vector<Var> outputs;
+  for (int64_t h = 0; h < heads; ++h) {
+    const int64_t g = h / (heads / kv_heads);
+    const Var qh = narrow_last(q, h * d, d), kh = narrow_last(k, g * d, d), vh = narrow_last(v, g * d, d);
+    const Var scores = scale(matmul(qh, kh, false, true), 1.0 / std::sqrt(static_cast<double>(d)));
+    outputs.push_back(matmul(causal_softmax(scores, window), vh));  // (B, T, D)
+  }
+  Var y = outputs[0];
+  for (size_t h = 1; h < outputs.size(); ++h) y = add(y, scale(outputs[h], static_cast<double>(h + 1)));
+  return y;  // a weighted sum keeps every head's gradient distinct
+}
+
 }  // namespace
 
 void register_softmax_loss_cases(std::vector<OpCase>& c) {
@@ -35,6 +53,23 @@ void register_softmax_loss_cases(std::vector<OpCase>& c) {
                           {"q", "k", "v"}, {{2, 4, 6}, {2, 4, 6}, {2, 4, 6}},
                           [](const std::vector<Var>& v) { return attention(v[0], v[1], v[2], 2); },
                           kStep));
+  c.push_back(normal_case("sliding_window_softmax",
+                          "causal softmax of (2, 6, 6) scores with window 2: row i sees columns i-2 .. i",
+                          {"x"}, {{2, 6, 6}},
+                          [](const std::vector<Var>& v) { return causal_softmax(v[0], 2); }, kStep));
+  c.push_back(normal_case("gqa_attention",
+                          "4 query heads on 2 kv heads (head h reads kv head h / 2), D 3, T 5, window 2, "
+                          "each head by slices",
+                          {"q", "k", "v"}, {{2, 5, 12}, {2, 5, 6}, {2, 5, 6}},
+                          [](const std::vector<Var>& v) { return gqa_reference(v[0], v[1], v[2], 2); },
+                          kStep));
+  c.push_back(normal_case("rope", "rotary embedding of (2, 3, 5, 4), theta 100 (rotate-half layout)", {"x"},
+                          {{2, 3, 5, 4}},
+                          [](const std::vector<Var>& v) {
+                            const RopeTables t = rope_tables(5, 4, 100.0, DType::F64);
+                            return rope(v[0], t.cos, t.sin);
+                          },
+                          1e-3));
   {
     // ids (2, 3) with a repeated id (1 and 4 twice) and an unused row (2, 3): the scatter-add sums.
     const Tensor ids = Tensor::from_ints({1, 4, 1, 0, 5, 4}, {2, 3});

@@ -86,7 +86,7 @@ TEST(ConfigErrors, UnknownChoices) {
             "x.toml:2: [model] ffn_type must be one of relu, gelu, swiglu, geglu, moe; got 'mlp' (did you mean "
             "'moe'?)");
   EXPECT_EQ(file_error("[model]\ninit = \"kaiming\"\n"),
-            "x.toml:2: [model] init must be one of xavier, gpt2; got 'kaiming'");
+            "x.toml:2: [model] init must be one of xavier, gpt2, normal; got 'kaiming'");
   EXPECT_EQ(file_error("[optim]\nname = \"adamm\"\n"),
             "x.toml:2: [optim] name must be one of sgd, adam, adamw, radam; got 'adamm' (did you mean 'adam'?)");
   EXPECT_EQ(file_error("[schedule]\nkind = \"cosin\"\n"),
@@ -103,16 +103,18 @@ TEST(ConfigErrors, UnknownChoices) {
 
 TEST(ConfigErrors, ChecksAcrossKeysNameTheLastKeySet) {
   EXPECT_EQ(file_error("[model]\nd_model = 100\nn_heads = 3\n"),
-            "x.toml:3: [model] d_model (100) must be divisible by n_heads (3)");
+            "x.toml:3: [model] d_model (100) must be divisible by n_heads (3) unless head_dim is set");
   EXPECT_EQ(file_error("[model]\nn_heads = 3\nd_model = 100\n"),
-            "x.toml:3: [model] d_model (100) must be divisible by n_heads (3)");
+            "x.toml:3: [model] d_model (100) must be divisible by n_heads (3) unless head_dim is set");
   EXPECT_EQ(file_error("[train]\ncontext = 128\n"), "x.toml:2: [train] context (128) must be <= model.context_length (64)");
   EXPECT_EQ(file_error("[model]\ncontext_length = 32\n[train]\nname = \"a\"\n"),
             "x.toml:2: [train] context (64) must be <= model.context_length (32)");
   EXPECT_EQ(file_error("[schedule]\nkind = \"inverse_sqrt\"\n"),
             "x.toml:2: [schedule] kind 'inverse_sqrt' needs warmup_steps >= 1, got 0");
   EXPECT_EQ(file_error("[model]\nnorm_type = \"groupnorm\"\nnorm_groups = 3\n"),
-            "x.toml:3: [model] d_model (128) must be divisible by norm_groups (3) for groupnorm");
+            "x.toml:3: [model] d_model (128) must be divisible by norm_groups (3) for groupnorm");  EXPECT_EQ(file_error("[model]\nn_heads = 3\nhead_dim = 8\nn_kv_heads = 2\n"),
+            "x.toml:4: [model] n_heads (3) must be a multiple of n_kv_heads (2)");
+  EXPECT_EQ(file_error("[model]\npadding_idx = 300\n"), "x.toml:2: [model] padding_idx (300) must be < vocab_size (256)");
 }
 
 TEST(ConfigErrors, MoeExpertCounts) {
@@ -149,7 +151,7 @@ TEST(ConfigErrors, OverridesNameTheOverride) {
             "override 'modle.d_model=4': unknown section [modle] (did you mean [model]?)");
   EXPECT_EQ(override_error("lr"), "override 'lr': expected section.key=value");
   EXPECT_EQ(override_error("lr=1"), "override 'lr=1': expected section.key=value");
-  EXPECT_EQ(override_error("model.n_heads=3"), "override 'model.n_heads=3': [model] d_model (128) must be divisible by n_heads (3)");
+  EXPECT_EQ(override_error("model.n_heads=3"), "override 'model.n_heads=3': [model] d_model (128) must be divisible by n_heads (3) unless head_dim is set");
   EXPECT_EQ(override_error("preset=nope"), "override 'preset=nope': preset must be one of gpt1, gpt2, llama, mistral, gemma; got 'nope'");
 }
 
@@ -157,7 +159,7 @@ TEST(ConfigErrors, OverrideOfACrossCheckedKeyIsBlamedOverTheFile) {
   ScratchDir dir;
   const std::string path = dir.write("x.toml", "[model]\nd_model = 96\nn_heads = 4\n");
   EXPECT_EQ(error_of([&] { load_config(path, {"model.n_heads=5"}); }),
-            "override 'model.n_heads=5': [model] d_model (96) must be divisible by n_heads (5)");
+            "override 'model.n_heads=5': [model] d_model (96) must be divisible by n_heads (5) unless head_dim is set");
 }
 
 // The "section.key" of every key whose written value is a number (config_to_toml of the defaults).

@@ -153,6 +153,38 @@ TEST(Config, PresetOverrideReplacesTheFilesPresetAndKeysStillWin) {
   EXPECT_EQ(c.model.ffn_type, FfnType::Relu);        // override over both
 }
 
+// A key the file or the command line sets explicitly wins over the preset, and each one that changes
+// a family key of the preset is named on stderr, once, with both values. (It used to be silent:
+// preset = "llama" with char_small.toml trained LayerNorm + GELU without a word.)
+TEST(Config, ExplicitKeysOverThePresetAreReported) {
+  ScratchDir dir;
+  const std::string path = dir.write("p.toml", "preset = \"llama\"\n[model]\nnorm_type = \"layernorm\"\n"
+                                               "norm_placement = \"pre\"\nd_model = 32\n");
+  ::testing::internal::CaptureStderr();
+  const RunConfig c = load_config(path, {"model.ffn_type=gelu"});
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(c.model.norm_type, NormType::LayerNorm);
+  EXPECT_EQ(c.model.ffn_type, FfnType::Gelu);
+  EXPECT_EQ(c.model.position_embedding, PositionEmbedding::Rope);  // the preset's, not overridden
+  EXPECT_EQ(said, path + ":3: model.norm_type = \"layernorm\" overrides preset 'llama' (which sets \"rmsnorm\")\n"
+                  "override 'model.ffn_type=gelu': model.ffn_type = \"gelu\" overrides preset 'llama' (which sets "
+                  "\"swiglu\")\n");  // norm_placement equals the preset's and d_model is not a family key
+}
+
+TEST(Config, CharSmallWithTheLlamaPresetSaysWhatItKeeps) {
+  const std::string path = std::string(NORMLAB_SOURCE_DIR) + "/experiments/configs/char_small.toml";
+  ::testing::internal::CaptureStderr();
+  const RunConfig c = load_config(path, {"preset=llama"});
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(c.model.norm_type, NormType::LayerNorm);
+  for (const char* key : {"model.norm_type = \"layernorm\"", "model.ffn_type = \"gelu\"", "model.init = \"gpt2\""})
+    EXPECT_NE(said.find(key), std::string::npos) << key << " in: " << said;
+  // The resolved config read back says nothing new only where nothing differs from the preset.
+  ::testing::internal::CaptureStderr();
+  load_config("", {"preset=llama"});
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
 TEST(Config, RoundTripWithPreset) {
   ScratchDir dir;
   const RunConfig c = load_config(dir.write("p.toml", "preset = \"gemma\"\n[train]\nsteps = 3\n"));

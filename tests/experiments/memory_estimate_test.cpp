@@ -54,6 +54,9 @@ const std::vector<std::vector<std::string>>& shapes() {
       {"model.ffn_type=moe", "model.n_experts=4", "model.experts_top_k=2", "train.batch_size=16"},
       {"model.ffn_type=moe", "model.n_experts=3", "model.experts_top_k=1", "model.bias=false",
        "model.norm_type=rmsnorm", "train.batch_size=16"},
+      {"preset=gemma", "model.n_heads=4", "model.n_kv_heads=2", "model.head_dim=12", "model.sliding_window=5",
+       "train.batch_size=16"},
+      {"preset=gpt2", "model.position_embedding=rope", "model.n_heads=4", "model.n_kv_heads=1", "train.batch_size=16"},
   };
   return s;
 }

@@ -38,6 +38,17 @@ TEST(Presets, SetTheDocumentedFields) {
   EXPECT_EQ(gemma.norm_placement, NormPlacement::Pre);
   EXPECT_EQ(gemma.embedding_scale, EmbeddingScale::SqrtD);
   EXPECT_EQ(llama.embedding_scale, EmbeddingScale::None);
+  // Positions, attention and init (Hugging Face's families).
+  EXPECT_EQ(gpt1.init, InitScheme::Normal);
+  EXPECT_EQ(gpt1.position_embedding, PositionEmbedding::Learned);
+  EXPECT_EQ(gpt2.position_embedding, PositionEmbedding::Learned);
+  EXPECT_EQ(llama.position_embedding, PositionEmbedding::Rope);
+  EXPECT_EQ(llama.rope_theta, 10000.0);
+  EXPECT_EQ(llama.sliding_window, 0);
+  EXPECT_EQ(mistral.sliding_window, 4096);
+  EXPECT_EQ(gemma.position_embedding, PositionEmbedding::Rope);
+  EXPECT_TRUE(gemma.tie_embeddings);
+  EXPECT_EQ(gemma.padding_idx, -1);  // not set by the preset (docs/presets.md)
   // Sizes and seed come from the base.
   EXPECT_EQ(gemma.d_model, base.d_model);
   EXPECT_EQ(gemma.seed, base.seed);

@@ -88,26 +88,46 @@ struct Model {
     return {x.rows, x.cols, nf::forward(spec, x.v, x.cols, p(name + ".weight"), beta)};
   }
 
-  // Causal multi-head attention: position i of a sequence attends to positions j <= i.
+  // Rotary embedding of one head's vector at position t: the pair (d, d + D/2) turns by the angle
+  // t * theta^(-2d/D) (Hugging Face's rotate-half layout).
+  void rotate(Matrix& m, int64_t row, int64_t offset, int64_t D, int64_t t) const {
+    for (int64_t d = 0; d < D / 2; ++d) {
+      const LD angle = t * std::pow(static_cast<LD>(config.rope_theta), -2.0L * d / D);
+      const LD a = m.at(row, offset + d), b = m.at(row, offset + d + D / 2);
+      m.at(row, offset + d) = a * std::cos(angle) - b * std::sin(angle);
+      m.at(row, offset + d + D / 2) = b * std::cos(angle) + a * std::sin(angle);
+    }
+  }
+
+  // Causal attention: position i of a sequence attends to positions j <= i (and j >= i - W with a
+  // sliding window W); query head h reads key/value head h / (H / K).
   Matrix attention(const Matrix& x, int64_t T, const std::string& name) const {
-    const Matrix q = linear(x, name + ".q"), k = linear(x, name + ".k"), v = linear(x, name + ".v");
-    const int64_t H = config.n_heads, D = x.cols / H, B = x.rows / T;
-    Matrix heads = zeros(x.rows, x.cols);
+    Matrix q = linear(x, name + ".q"), k = linear(x, name + ".k"), v = linear(x, name + ".v");
+    const int64_t H = config.n_heads, K = config.n_kv_heads > 0 ? config.n_kv_heads : H;
+    const int64_t D = config.head_dim > 0 ? config.head_dim : x.cols / H, B = x.rows / T;
+    if (config.position_embedding == PositionEmbedding::Rope)
+      for (int64_t r = 0; r < x.rows; ++r) {
+        for (int64_t h = 0; h < H; ++h) rotate(q, r, h * D, D, r % T);
+        for (int64_t h = 0; h < K; ++h) rotate(k, r, h * D, D, r % T);
+      }
+    const int64_t W = config.sliding_window;
+    Matrix heads = zeros(x.rows, H * D);
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < T; ++i) {
+          const int64_t g = h / (H / K), first = W > 0 ? std::max<int64_t>(0, i - W) : 0;
           Vec score(static_cast<size_t>(i + 1));
           LD top = -INFINITY, total = 0;
-          for (int64_t j = 0; j <= i; ++j) {
+          for (int64_t j = first; j <= i; ++j) {
             LD s = 0;
-            for (int64_t d = 0; d < D; ++d) s += q.at(b * T + i, h * D + d) * k.at(b * T + j, h * D + d);
+            for (int64_t d = 0; d < D; ++d) s += q.at(b * T + i, h * D + d) * k.at(b * T + j, g * D + d);
             score[j] = s / std::sqrt(static_cast<LD>(D));
             top = std::max(top, score[j]);
           }
-          for (LD& s : score) total += (s = std::exp(s - top));
-          for (int64_t j = 0; j <= i; ++j)
+          for (int64_t j = first; j <= i; ++j) total += (score[j] = std::exp(score[j] - top));
+          for (int64_t j = first; j <= i; ++j)
             for (int64_t d = 0; d < D; ++d)
-              heads.at(b * T + i, h * D + d) += score[j] / total * v.at(b * T + j, h * D + d);
+              heads.at(b * T + i, h * D + d) += score[j] / total * v.at(b * T + j, g * D + d);
         }
     return linear(heads, name + ".o");
   }
@@ -170,7 +190,8 @@ struct Model {
     Matrix x = zeros(rows, C);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < C; ++c)
-        x.at(r, c) = token_scale * p("tok_emb.weight")[ids[r] * C + c] + p("pos_emb.weight")[(r % T) * C + c];
+        x.at(r, c) = token_scale * p("tok_emb.weight")[ids[r] * C + c] +
+                     (has("pos_emb.weight") ? p("pos_emb.weight")[(r % T) * C + c] : 0);
     for (int64_t l = 0; l < config.n_layers; ++l) x = block(x, T, "blocks." + std::to_string(l));
     if (config.norm_placement == NormPlacement::Pre || config.norm_placement == NormPlacement::Sandwich) x = norm(x, "final_norm");
     Matrix head{V, C, config.tie_embeddings ? p("tok_emb.weight") : p("lm_head.weight")};

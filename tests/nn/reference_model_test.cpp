@@ -78,6 +78,26 @@ TEST(ReferenceModel, PresetsMatchTheFormulas) {
   }
 }
 
+// RoPE (theta 50 so the angles turn visibly over a few positions), 4 query heads on 2 and on 1
+// kv heads, a head_dim that is not d_model / n_heads, and a sliding window shorter than T.
+TEST(ReferenceModel, RopeGroupedQueriesHeadDimAndSlidingWindowMatchTheFormulas) {
+  for (const std::string& name : {"llama", "mistral", "gemma"}) {
+    for (int64_t kv_heads : {2, 1}) {
+      for (int64_t window : {0, 1, 2}) {
+        ModelConfig c = apply_preset(name, small_config("pre"));
+        c.n_heads = 4;
+        c.n_kv_heads = kv_heads;
+        c.rope_theta = 50.0;
+        c.sliding_window = window;
+        c.init = InitScheme::Xavier;  // larger weights than the presets' 0.02: attention far from uniform
+        if (name == "gemma") c.head_dim = 6;
+        SCOPED_TRACE(fmt::format("{} kv_heads {} window {}", name, kv_heads, window));
+        expect_model_matches_reference(c);
+      }
+    }
+  }
+}
+
 // Training mode normalizes with the batch's statistics, eval with the running ones.
 TEST(ReferenceModel, BatchNormInTrainingAndEvalModeMatchesTheFormulas) {
   for (const char* placement : {"post", "pre", "sandwich"}) {
