@@ -21,6 +21,8 @@
 #include "experiments/child_process.h"
 #include "experiments/config.h"
 #include "experiments/config_keys.h"
+#include "experiments/exit_codes.h"
+#include "experiments/progress_line.h"
 #include "experiments/run_dir.h"
 #include "experiments/sweep.h"
 
@@ -181,6 +183,10 @@ class SweepRunner {
 
   void run(size_t already_done) {
     done_ = already_done;
+    // On a terminal: points done, rate and ETA on one line of stderr (nothing in logs and pipes).
+    ProgressLine progress("sweep " + out_dir_.filename().string(), "runs", static_cast<int64_t>(rows_.size()),
+                          static_cast<int64_t>(already_done), !options_.quiet && stderr_is_terminal());
+    progress_ = &progress;
     StopSignals signals;
     while (!queue_.empty() || !running_.empty()) {
       if (signals.received() != 0) interrupt(signals);
@@ -190,7 +196,10 @@ class SweepRunner {
         start(job);
       }
       if (!reap_finished()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      progress.update(static_cast<int64_t>(done_), fmt::format("{} running", running_.size()));
     }
+    progress.clear();
+    progress_ = nullptr;
   }
 
   // Children still running when the runner is left by an exception are stopped, not left behind.
@@ -238,7 +247,8 @@ class SweepRunner {
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(k));
       reaped = true;
       // A resume that ends in an error (a checkpoint that cannot be loaded, say) is run again from step 0.
-      const bool start_over = job.start == Start::resume && r > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 2;
+      const bool start_over = job.start == Start::resume && r > 0 && WIFEXITED(status) &&
+                              WEXITSTATUS(status) == exit_codes::kFailed;
       finish(job, r < 0 ? fmt::format("waitpid failed: {}", std::strerror(errno)) : failure_of(job, status), start_over);
     }
     return reaped;
@@ -270,6 +280,7 @@ class SweepRunner {
       if (!tail.empty()) row.error += ": " + tail;
     }
     write_sweep_csv(out_dir_ / "sweep.csv", rows_);
+    if (progress_) progress_->clear();
     if (!options_.quiet) print_progress(++done_, rows_.size(), row, log);
   }
 
@@ -282,6 +293,7 @@ class SweepRunner {
     stop_children(pids, signal, signals);
     for (const Job& job : running_)
       rows_[job.index].error = fmt::format("interrupted by signal {} ({})", signal, strsignal(signal));
+    if (progress_) progress_->clear();
     const size_t stopped = running_.size();
     running_.clear();
     write_sweep_csv(out_dir_ / "sweep.csv", rows_);
@@ -297,6 +309,7 @@ class SweepRunner {
   std::deque<Job> queue_;
   std::vector<Job> running_;
   size_t done_ = 0;
+  ProgressLine* progress_ = nullptr;  // the terminal line while run() runs
 };
 
 }  // namespace
