@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -184,9 +185,8 @@ class SweepRunner {
   void run(size_t already_done) {
     done_ = already_done;
     // On a terminal: points done, rate and ETA on one line of stderr (nothing in logs and pipes).
-    ProgressLine progress("sweep " + out_dir_.filename().string(), "runs", static_cast<int64_t>(rows_.size()),
-                          static_cast<int64_t>(already_done), !options_.quiet && stderr_is_terminal());
-    progress_ = &progress;
+    progress_.emplace("sweep " + out_dir_.filename().string(), "runs", static_cast<int64_t>(rows_.size()),
+                      static_cast<int64_t>(already_done), !options_.quiet && stderr_is_terminal());
     StopSignals signals;
     while (!queue_.empty() || !running_.empty()) {
       if (signals.received() != 0) interrupt(signals);
@@ -196,10 +196,9 @@ class SweepRunner {
         start(job);
       }
       if (!reap_finished()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      progress.update(static_cast<int64_t>(done_), fmt::format("{} running", running_.size()));
+      progress_->update(static_cast<int64_t>(done_), fmt::format("{} running", running_.size()));
     }
-    progress.clear();
-    progress_ = nullptr;
+    progress_->clear();
   }
 
   // Children still running when the runner is left by an exception are stopped, not left behind.
@@ -309,7 +308,7 @@ class SweepRunner {
   std::deque<Job> queue_;
   std::vector<Job> running_;
   size_t done_ = 0;
-  ProgressLine* progress_ = nullptr;  // the terminal line while run() runs
+  std::optional<ProgressLine> progress_;  // the terminal line, from run() on
 };
 
 }  // namespace
