@@ -38,6 +38,7 @@
 #include "core/cpu/blas_core.h"
 #include "core/profiler.h"
 #include "cli/commands.h"
+#include "experiments/exit_codes.h"
 #include "experiments/config.h"
 #include "experiments/memory_estimate.h"
 #include "experiments/safetensors.h"
@@ -271,8 +272,8 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
 }
 
 void run_bench_train(const BenchOptions& opt) {
-  NL_CHECK(opt.steps > 0, "bench", "--steps must be > 0, got {}", opt.steps);
-  NL_CHECK(opt.warmup >= 0, "bench", "--warmup must be >= 0, got {}", opt.warmup);
+  if (opt.steps <= 0) usage_error("bench", "--steps must be > 0, got {}", opt.steps);
+  if (opt.warmup < 0) usage_error("bench", "--warmup must be >= 0, got {}", opt.warmup);
   RunConfig config = load_config(opt.config_path, opt.overrides);
   set_num_threads(opt.threads > 0 ? opt.threads : config.train.threads);
   std::unique_ptr<Dataset> dataset;
@@ -310,21 +311,23 @@ CLI::App* add_bench_command(CLI::App& app, int& exit_code) {
   bench->require_subcommand(1);
   auto* train = bench->add_subcommand("train", "Time training steps of a config's model and optimizer");
   auto opt = std::make_shared<BenchOptions>();
-  train->add_option("config", opt->config_path, "config file (TOML)")->required();
-  train->add_option("overrides", opt->overrides, "section.key=value overrides");
-  train->add_option("--steps", opt->steps, "timed steps (--losses-from: steps to train)")->capture_default_str();
-  train->add_option("--warmup", opt->warmup, "untimed warm-up steps")->capture_default_str();
-  train->add_option("--threads", opt->threads, "CPU threads (default: train.threads)");
+  train->add_option("config", opt->config_path, "config file (TOML)")->required()->type_name("CONFIG");
+  train->add_option("overrides", opt->overrides, "section.key=value overrides")->type_name("KEY=VALUE");
+  train->add_option("--steps", opt->steps, "timed steps (--losses-from: steps to train)")->capture_default_str()->type_name("N");
+  train->add_option("--warmup", opt->warmup, "untimed warm-up steps")->capture_default_str()->type_name("N");
+  train->add_option("--threads", opt->threads, "CPU threads (default: train.threads)")->type_name("N");
   train->add_flag("--random-data", opt->random_data, "uniform random ids of model.vocab_size");
   train->add_flag("--json", opt->json, "print one JSON line with every figure");
   train->add_flag("--no-profile", opt->no_profile, "do not time op families");
   train->add_option("--resolved-config", opt->resolved_config,
-                    "write the resolved config (vocab from the data) to this TOML file");
+                    "write the resolved config (vocab from the data) to this TOML file")
+      ->type_name("FILE");
   train->add_option("--losses-from", opt->losses_from,
-                    "a `normlab grads` dump: train --steps steps on its parameters and batch, printing losses");
+                    "a `normlab grads` dump: train --steps steps on its parameters and batch, printing losses")
+      ->type_name("FILE");
   train->callback([opt, &exit_code] {
     run_bench_train(*opt);
-    exit_code = 0;
+    exit_code = exit_codes::kDone;
   });
   return bench;
 }

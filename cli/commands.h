@@ -1,8 +1,27 @@
 // Each subcommand of `normlab` lives in its own file and adds itself to the app here.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <string>
+
+#include "core/error.h"
 
 namespace normlab::cli {
+
+// A command line that cannot work (a missing argument, a value out of range): main() prints it
+// with a hint and exits 2 (experiments/exit_codes.h). Errors found while running stay normlab::Error (exit 1).
+struct UsageError : Error {
+  using Error::Error;
+};
+
+template <typename... Args>
+[[noreturn]] void usage_error(std::string_view command, fmt::format_string<Args...> format, Args&&... args) {
+  throw UsageError(fmt::format("[{}] {}", command, fmt::format(format, std::forward<Args>(args)...)));
+}
+
+// `normlab --version`: version, git commit, build type, BLAS, CUDA (version.cpp).
+std::string version_text();
 
 // Each returns the subcommand; its callback sets `exit_code`.
 CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code);

@@ -11,6 +11,7 @@
 #include "core/backend.h"
 #include "nn/model_cases.h"
 #include "cli/commands.h"
+#include "experiments/exit_codes.h"
 
 namespace normlab::cli {
 
@@ -27,7 +28,7 @@ Shape parse_shape(const std::string& text) {
       if (used != part.size() || v <= 0) throw std::invalid_argument(part);
       shape.push_back(v);
     } catch (const std::exception&) {
-      fail("gradcheck", "--shape expects positive integers separated by commas, got '{}'", text);
+      usage_error("gradcheck", "--shape expects positive integers separated by commas, got '{}'", text);
     }
   }
   return shape;
@@ -42,11 +43,14 @@ CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code) {
   auto shape_text = std::make_shared<std::string>();
   auto list = std::make_shared<bool>(false);
   auto device_text = std::make_shared<std::string>("cpu");
-  cmd->add_option("--op", *op, "op name, or 'all'")->capture_default_str();
-  cmd->add_option("--seed", *seed, "seed of the random inputs")->capture_default_str();
-  cmd->add_option("--shape", *shape_text, "shape of the first input, e.g. 4,16 (default: per op)");
+  cmd->add_option("--op", *op, "op name, or 'all'")->capture_default_str()->type_name("NAME");
+  cmd->add_option("--seed", *seed, "seed of the random inputs")->capture_default_str()->type_name("SEED");
+  cmd->add_option("--shape", *shape_text, "shape of the first input, e.g. 4,16 (default: per op)")
+      ->type_name("D1,D2,...");
   cmd->add_flag("--list", *list, "list the op names and exit");
-  cmd->add_option("--device", *device_text, "cpu, cuda or cuda:N: where the ops run")->capture_default_str();
+  cmd->add_option("--device", *device_text, "cpu, cuda or cuda:N: where the ops run")
+      ->capture_default_str()
+      ->type_name("DEVICE");
   cmd->callback([=, &exit_code] {
     // The op registry plus the whole-model checks that nn/ adds (tiny float64 transformers).
     std::vector<OpCase> cases = op_cases();
@@ -64,10 +68,15 @@ CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code) {
     } else {
       std::string names;
       for (const OpCase& c : cases) names += (names.empty() ? "" : ", ") + c.name;
-      fail("gradcheck", "unknown --op '{}'; known ops: all, {}", *op, names);
+      usage_error("gradcheck", "unknown --op '{}'; known ops: all, {}", *op, names);
     }
     const Shape shape = shape_text->empty() ? Shape{} : parse_shape(*shape_text);
-    const Device device = parse_device(*device_text);
+    Device device;
+    try {
+      device = parse_device(*device_text);
+    } catch (const Error& e) {
+      usage_error("gradcheck", "--device: {}", e.what());
+    }
     if (device.kind == DeviceKind::CUDA && !cuda_available())
       fail("gradcheck", "--device {}: no CUDA device (or normlab was built without CUDA)", device.str());
     fmt::print("{:<24} {:<8} {:>6} {:>12} {:>12} {:>10}  {}\n", "op", "input", "elems",
@@ -94,7 +103,7 @@ CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code) {
       }
     }
     fmt::print("{} checks over {} ops: {} passed, {} failed\n", rows, selected.size(), rows - failures, failures);
-    exit_code = failures == 0 ? 0 : 1;
+    exit_code = failures == 0 ? exit_codes::kDone : exit_codes::kFailed;
   });
   return cmd;
 }

@@ -18,9 +18,9 @@ CLI::App* add_grads_command(CLI::App& app, int& exit_code) {
   auto config = std::make_shared<std::string>();
   auto overrides = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
-  cmd->add_option("config", *config, "config file")->required();
-  cmd->add_option("overrides", *overrides, "overrides such as model.n_layers=2");
-  cmd->add_option("--out", *out, "output .safetensors file")->required();
+  cmd->add_option("config", *config, "config file")->required()->type_name("CONFIG");
+  cmd->add_option("overrides", *overrides, "overrides such as model.n_layers=2")->type_name("KEY=VALUE");
+  cmd->add_option("--out", *out, "output .safetensors file")->required()->type_name("FILE");
   cmd->callback([=, &exit_code] {
     RunConfig rc = load_config(*config, *overrides);
     std::unique_ptr<Dataset> data = make_dataset(rc.data);

@@ -7,12 +7,13 @@
 #include "core/cpu/blas_core.h"
 #include "core/error.h"
 #include "experiments/child_process.h"
+#include "experiments/exit_codes.h"
 
-int main(int argc, char** argv) {
-  normlab::restart_with_better_blas_core(argv);  // before any thread or file is opened
-  CLI::App app{"normlab: where and which normalization a transformer needs"};
-  app.require_subcommand(1);
-  int exit_code = 0;
+namespace {
+
+namespace exit_codes = normlab::exit_codes;
+
+void add_commands(CLI::App& app, int& exit_code) {
   normlab::cli::add_gradcheck_command(app, exit_code);
   normlab::cli::add_train_command(app, exit_code);
   normlab::cli::add_grads_command(app, exit_code);
@@ -22,26 +23,48 @@ int main(int argc, char** argv) {
   normlab::cli::add_sweep_command(app, exit_code);
   normlab::cli::add_reproduce_command(app, exit_code);
   normlab::cli::add_convert_command(app, exit_code);
-  // Exit codes: 0 done; 1 a check or some run failed (gradcheck, sweep); 2 an error (bad input,
-  // usage, I/O, a run directory in use); 3 a run diverged with train.fail_on_divergence;
-  // 128 + N stopped by signal N (a sweep forwards it to its runs first).
+}
+
+// Parses the command line and runs the subcommand; every outcome becomes one of our exit codes
+// (experiments/exit_codes.h), never CLI11's own (105, 106, ...).
+int run(CLI::App& app, int argc, char** argv, const int& exit_code) {
   try {
     app.parse(argc, argv);
+    return exit_code;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help is not an error
+    // --help and --version print to stdout and are not errors; anything else is a usage error,
+    // printed with a hint to run --help.
+    return app.exit(e) == 0 ? exit_codes::kDone : exit_codes::kUsage;
+  } catch (const normlab::cli::UsageError& e) {
+    fmt::print(stderr, "error: {}\nRun with --help for more information.\n", e.what());
+    return exit_codes::kUsage;
   } catch (const normlab::Interrupted& e) {
     fmt::print(stderr, "error: {}\n", e.what());
-    return 128 + e.signal_number;
-  } catch (const normlab::Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 2;
+    return exit_codes::kSignalBase + e.signal_number;
   } catch (const std::bad_alloc& e) {  // an allocation outside tensors (those throw OutOfMemory)
     fmt::print(stderr, "error: out of memory (std::bad_alloc outside a tensor allocation): lower "
                        "train.batch_size, train.context or the model's size\n");
-    return 2;
-  } catch (const std::exception& e) {
+    return exit_codes::kFailed;
+  } catch (const std::exception& e) {  // normlab::Error and the rest: found while running
     fmt::print(stderr, "error: {}\n", e.what());
-    return 2;
+    return exit_codes::kFailed;
   }
-  return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  normlab::restart_with_better_blas_core(argv);  // before any thread or file is opened
+  CLI::App app{"normlab: where and which normalization a transformer needs", "normlab"};
+  app.set_version_flag("--version", normlab::cli::version_text,
+                       "Print the version, git commit, build type, BLAS and CUDA, and exit");
+  app.footer(exit_codes::kHelpText);
+  app.require_subcommand(1);
+  int exit_code = exit_codes::kDone;
+  add_commands(app, exit_code);
+  if (argc <= 1) {  // a bare `normlab` asks what it can do: the help, exit 0
+    fmt::print("{}", app.help());
+    return exit_codes::kDone;
+  }
+  return run(app, argc, argv, exit_code);
 }

@@ -14,19 +14,21 @@ CLI::App* add_plot_command(CLI::App& app, int& exit_code) {
   auto metric = std::make_shared<std::string>(kDefaultGradMetric);
   auto title = std::make_shared<std::string>();
   auto log_y = std::make_shared<bool>(false);
-  cmd->add_option("runs", *runs, "run directories")->required();
-  cmd->add_option("--out", *out, "output file (.svg or .png)")->required();
+  cmd->add_option("runs", *runs, "run directories")->required()->type_name("RUN_DIR");
+  cmd->add_option("--out", *out, "output file (.svg or .png)")->required()->type_name("FILE");
   cmd->add_option("--kind", *kind,
                   "init_grad_norms: per-layer gradient norm at initialization (one line per run); "
                   "grad_norms_over_steps: per-layer gradient norm over training (first run); "
                   "loss: train/val loss curves")
       ->check(CLI::IsMember({"init_grad_norms", "grad_norms_over_steps", "loss"}))
+      ->type_name("KIND")
       ->capture_default_str();
   cmd->add_option("--metric", *metric,
                   "gradient column suffix per layer: ffn.w2.weight, ffn.w1.weight, ... or 'layer' for the "
                   "whole layer's norm")
-      ->capture_default_str();
-  cmd->add_option("--title", *title, "chart title");
+      ->capture_default_str()
+      ->type_name("NAME");
+  cmd->add_option("--title", *title, "chart title")->type_name("TEXT");
   cmd->add_flag("--log-y", *log_y, "log-scale loss axis (loss plots)");
   cmd->callback([=, &exit_code] {
     if (*kind == "init_grad_norms") plot_init_grad_norms(*runs, *out, *metric, *title);

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "experiments/exit_codes.h"
 #include "xiong/suite.h"
 
 namespace normlab::cli {
@@ -16,11 +17,15 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
   auto only = std::make_shared<std::vector<std::string>>();
   xiong->add_flag("--quick", options->quick, "small grid, few steps (< 5 min on 2 cores)");
   xiong->add_option("--jobs", options->jobs, "training runs at a time (each on one thread when > 1)")
-      ->check(CLI::PositiveNumber);
-  xiong->add_option("--out", options->out_dir, "output directory (default runs/xiong or runs/xiong-quick)");
-  xiong->add_option("--only", *only, "experiments to run, e.g. E1,E3 (default: all)")->delimiter(',');
+      ->check(CLI::PositiveNumber)
+      ->type_name("N");
+  xiong->add_option("--out", options->out_dir, "output directory (default runs/xiong or runs/xiong-quick)")->type_name("DIR");
+  xiong->add_option("--only", *only, "experiments to run, e.g. E1,E3 (default: all)")
+      ->delimiter(',')
+      ->type_name("E1,E3,...");
   xiong->add_option("--configs", options->config_dir, "directory of the suite's TOML files (default: "
-                    "xiong/configs of the source tree)");
+                    "xiong/configs of the source tree)")
+      ->type_name("DIR");
   xiong->add_flag("--quiet", options->quiet, "no progress output");
   xiong->add_flag("--text", options->text, "also run E3 on the text corpus (text_corpus.toml; not in the 90-minute grid)");
   xiong->callback([options, only, &exit_code] {
@@ -31,7 +36,7 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
     }
     const std::string report = xiong::run_xiong_suite(*options);
     fmt::print("{}\n", report);
-    exit_code = 0;
+    exit_code = exit_codes::kDone;
   });
   return cmd;
 }

@@ -41,16 +41,16 @@ CLI::App* add_sample_command(CLI::App& app, int& exit_code) {
   auto tokens = std::make_shared<int64_t>(200);
   auto temperature = std::make_shared<double>(0.8);
   auto seed = std::make_shared<uint64_t>(0);
-  cmd->add_option("run_dir", *run_dir, "run directory")->required();
-  cmd->add_option("--prompt", *prompt, "text to continue");
-  cmd->add_option("--tokens", *tokens, "tokens to generate")->capture_default_str();
-  cmd->add_option("--temperature", *temperature, "0 = greedy")->capture_default_str();
-  cmd->add_option("--seed", *seed, "sampling seed")->capture_default_str();
+  cmd->add_option("run_dir", *run_dir, "run directory")->required()->type_name("RUN_DIR");
+  cmd->add_option("--prompt", *prompt, "text to continue")->type_name("TEXT");
+  cmd->add_option("--tokens", *tokens, "tokens to generate")->capture_default_str()->type_name("N");
+  cmd->add_option("--temperature", *temperature, "0 = greedy")->capture_default_str()->type_name("T");
+  cmd->add_option("--seed", *seed, "sampling seed")->capture_default_str()->type_name("SEED");
   cmd->callback([=, &exit_code] {
     namespace fs = std::filesystem;
     if (!std::isfinite(*temperature) || *temperature < 0.0)
-      fail("sample", "--temperature must be a finite number >= 0 (0 = greedy), got {}", *temperature);
-    if (*tokens < 0) fail("sample", "--tokens must be >= 0, got {}", *tokens);
+      usage_error("sample", "--temperature must be a finite number >= 0 (0 = greedy), got {}", *temperature);
+    if (*tokens < 0) usage_error("sample", "--tokens must be >= 0, got {}", *tokens);
     const fs::path dir(*run_dir);
     RunConfig rc = load_config((dir / "config.toml").string(), {});
     const fs::path tokenizer_path = dir / "tokenizer.json";

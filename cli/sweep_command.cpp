@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "experiments/exit_codes.h"
 #include "experiments/sweep.h"
 
 namespace normlab::cli {
@@ -44,12 +45,15 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
   auto jobs = std::make_shared<int>(1);
   auto threads = std::make_shared<int>(0);
   auto quiet = std::make_shared<bool>(false);
-  cmd->add_option("config", *config, "config file")->required();
-  cmd->add_option("axes", *axis_args, "axes such as model.norm_placement=pre,post optim.lr=5e-4,1e-3 seed=1,2");
-  cmd->add_option("--set", *fixed, "an override applied to every run (repeatable)")->allow_extra_args(false);
-  cmd->add_option("--out", *out, "sweep directory (default runs/sweep-<config stem>)");
-  cmd->add_option("--jobs,-j", *jobs, "runs at a time")->capture_default_str();
-  cmd->add_option("--threads", *threads, "train.threads of each run (default: 1 when --jobs > 1)");
+  cmd->add_option("config", *config, "config file")->required()->type_name("CONFIG");
+  cmd->add_option("axes", *axis_args, "axes such as model.norm_placement=pre,post optim.lr=5e-4,1e-3 seed=1,2")
+      ->type_name("KEY=V1,V2");
+  cmd->add_option("--set", *fixed, "an override applied to every run (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
+  cmd->add_option("--out", *out, "sweep directory (default runs/sweep-<config stem>)")->type_name("DIR");
+  cmd->add_option("--jobs,-j", *jobs, "runs at a time")->capture_default_str()->type_name("N");
+  cmd->add_option("--threads", *threads, "train.threads of each run (default: 1 when --jobs > 1)")->type_name("N");
   cmd->add_flag("--quiet", *quiet, "no line per finished run");
   cmd->callback([=, &exit_code] {
     SweepOptions options;
@@ -70,7 +74,7 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
     };
     fmt::print("{} completed, {} diverged, {} failed; {}/sweep.csv\n", count("completed"), count("diverged"),
                count("failed"), options.out_dir);
-    exit_code = count("failed") > 0 ? 1 : 0;
+    exit_code = count("failed") > 0 ? exit_codes::kFailed : exit_codes::kDone;
   });
   return cmd;
 }

@@ -1,6 +1,6 @@
 // The backend interface: every kernel normlab runs, chosen by device. Op code (core/ops.h,
 // autograd/) calls these and never asks which device it is on; the CPU implementation lives in
-// core/cpu/, the CUDA one in core/cuda/ (a CPU-only build links a stub that throws "built without CUDA").
+// core/cpu/, the CUDA one in core/cuda/ (its own library, which registers itself: see cuda_backend()).
 //
 // Conventions for every kernel below:
 //  * inputs and outputs are contiguous, on this backend's device, and already allocated with the
@@ -161,12 +161,24 @@ class Backend {
 // The backend that owns `device`'s memory and kernels.
 Backend& backend_for(Device device);
 Backend& cpu_backend();
-// Defined by core/cuda/ when built with CUDA, else by a stub that throws "built without CUDA".
+// The CUDA backend is a library of its own (normlab_cuda, CMake target normlab::cuda) that
+// registers itself below when a program links it, so core needs no CUDA symbol. Without it,
+// cuda_backend() throws "[cuda] ... not linked" and cuda_available() is false.
 Backend& cuda_backend();
 bool cuda_available();
 // Returns the CUDA caching allocator's unused blocks to the driver (cudaFree); the bytes released
 // (0 without CUDA or without a device).
 size_t cuda_trim_cache();
+// True when a CUDA backend has registered itself (the program links normlab_cuda).
+bool cuda_backend_linked();
+
+// What normlab_cuda hands to core when it registers (from a static initializer in core/cuda/).
+struct CudaBackendHooks {
+  Backend& (*backend)() = nullptr;   // the process-wide backend; throws [cuda] without a device
+  bool (*available)() = nullptr;     // a device is present
+  size_t (*trim_cache)() = nullptr;  // cuda_trim_cache's work
+};
+void register_cuda_backend(const CudaBackendHooks& hooks);
 
 // Host memory held by tensors (the CPU backend's allocator): bytes in use now, the peak since the
 // last reset, and freed blocks kept for reuse.

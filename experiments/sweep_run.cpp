@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -20,6 +21,8 @@
 #include "core/error.h"
 #include "experiments/child_process.h"
 #include "experiments/config.h"
+#include "experiments/exit_codes.h"
+#include "experiments/progress_line.h"
 #include "experiments/run_dir.h"
 #include "experiments/sweep.h"
 
@@ -180,6 +183,9 @@ class SweepRunner {
 
   void run(size_t already_done) {
     done_ = already_done;
+    // On a terminal: points done, rate and ETA on one line of stderr (nothing in logs and pipes).
+    progress_.emplace("sweep " + out_dir_.filename().string(), "runs", static_cast<int64_t>(rows_.size()),
+                      static_cast<int64_t>(already_done), !options_.quiet && stderr_is_terminal());
     StopSignals signals;
     while (!queue_.empty() || !running_.empty()) {
       if (signals.received() != 0) interrupt(signals);
@@ -189,7 +195,9 @@ class SweepRunner {
         start(job);
       }
       if (!reap_finished()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      progress_->update(static_cast<int64_t>(done_), fmt::format("{} running", running_.size()));
     }
+    progress_->clear();
   }
 
   // Children still running when the runner is left by an exception are stopped, not left behind.
@@ -237,7 +245,8 @@ class SweepRunner {
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(k));
       reaped = true;
       // A resume that ends in an error (a checkpoint that cannot be loaded, say) is run again from step 0.
-      const bool start_over = job.start == Start::resume && r > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 2;
+      const bool start_over = job.start == Start::resume && r > 0 && WIFEXITED(status) &&
+                              WEXITSTATUS(status) == exit_codes::kFailed;
       finish(job, r < 0 ? fmt::format("waitpid failed: {}", std::strerror(errno)) : failure_of(job, status), start_over);
     }
     return reaped;
@@ -269,6 +278,7 @@ class SweepRunner {
       if (!tail.empty()) row.error += ": " + tail;
     }
     write_sweep_csv(out_dir_ / "sweep.csv", rows_);
+    if (progress_) progress_->clear();
     if (!options_.quiet) print_progress(++done_, rows_.size(), row, log);
   }
 
@@ -281,6 +291,7 @@ class SweepRunner {
     stop_children(pids, signal, signals);
     for (const Job& job : running_)
       rows_[job.index].error = fmt::format("interrupted by signal {} ({})", signal, strsignal(signal));
+    if (progress_) progress_->clear();
     const size_t stopped = running_.size();
     running_.clear();
     write_sweep_csv(out_dir_ / "sweep.csv", rows_);
@@ -296,6 +307,7 @@ class SweepRunner {
   std::deque<Job> queue_;
   std::vector<Job> running_;
   size_t done_ = 0;
+  std::optional<ProgressLine> progress_;  // the terminal line, from run() on
 };
 
 }  // namespace

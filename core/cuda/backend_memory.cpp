@@ -21,7 +21,9 @@ void check_kernel(cudaError_t err, const char* kernel) {
   fail("cuda", "{} kernel failed: {}", kernel, cudaGetErrorString(err));
 }
 
-bool cuda_available() {
+namespace {
+
+bool cuda_device_present() {
   static const bool available = [] {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
@@ -34,18 +36,35 @@ bool cuda_available() {
   return available;
 }
 
+}  // namespace
+
 CudaBackend& the_cuda_backend() {
   // Never destroyed: tensors in static storage may release their blocks during exit.
   static CudaBackend* backend = [] {
-    NL_CHECK(cuda_available(), "cuda", "no CUDA device is available (cudaGetDeviceCount found none)");
+    NL_CHECK(cuda_device_present(), "cuda", "no CUDA device is available (cudaGetDeviceCount found none)");
     return new CudaBackend();
   }();
   return *backend;
 }
 
-Backend& cuda_backend() { return the_cuda_backend(); }
+// ---- registration with core (core/backend.h): this library is found by core, not the reverse ----
+namespace {
 
-size_t cuda_trim_cache() { return cuda_available() ? the_cuda_backend().trim_cache() : 0; }
+Backend& registered_backend() { return the_cuda_backend(); }
+size_t registered_trim_cache() { return cuda_device_present() ? the_cuda_backend().trim_cache() : 0; }
+
+[[maybe_unused]] const bool registered =
+    (register_cuda_backend({registered_backend, cuda_device_present, registered_trim_cache}), true);
+
+}  // namespace
+
+}  // namespace normlab
+
+// Named by normlab_cuda's link option (--undefined, core/cuda/CMakeLists.txt): the linker then takes
+// this file out of the static library, and with it the registration above, although nothing calls it.
+extern "C" void normlab_link_cuda_backend() {}
+
+namespace normlab {
 
 CudaBackend::CudaBackend() {
   NL_CUDA(cudaSetDevice(0));

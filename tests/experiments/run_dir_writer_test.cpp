@@ -87,7 +87,7 @@ struct TinyCli {
   }
 };
 
-// Finding 2: two `train` runs with the same name. The second exits 2 naming the directory and the
+// Finding 2: two `train` runs with the same name. The second exits 1 naming the directory and the
 // first one's pid, and writes nothing: the first run's metrics stay whole.
 TEST(RunDirWriters, SecondTrainWithTheSameNameExitsAndTheFirstRunsOn) {
   TinyCli t;
@@ -98,7 +98,7 @@ TEST(RunDirWriters, SecondTrainWithTheSameNameExitsAndTheFirstRunsOn) {
   cleanup.pids.push_back(first);
   ASSERT_TRUE(test::wait_until([&] { return fs::exists(t.run / "metrics.jsonl"); }, 60));
   const auto second = t.train(t.config + " train.steps=6");
-  EXPECT_EQ(second.exit_code, 2) << second.output;
+  EXPECT_EQ(second.exit_code, 1) << second.output;
   EXPECT_NE(second.output.find("'" + t.run.string() + "' is in use: another normlab process (pid " +
                                std::to_string(first) + ")"), std::string::npos) << second.output;
   EXPECT_FALSE(test::has_ended(first));
@@ -121,7 +121,7 @@ TEST(RunDirWriters, HeldLockStopsTrainOverwriteAndResume) {
   for (const std::string& arguments : {t.config, t.config + " --overwrite", "--resume " + t.run.string()}) {
     SCOPED_TRACE(arguments);
     const auto r = t.train(arguments);
-    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("is in use: another normlab process (pid " + kOurPid + ")"), std::string::npos) << r.output;
     EXPECT_EQ(snapshot(t.run), before);
   }
@@ -138,7 +138,7 @@ TEST(RunDirWriters, FreshRunRefusesAnUnfinishedRunAndOverwriteStartsOver) {
   const auto before = snapshot(t.run);
 
   const auto refused = t.train(t.config + " optim.lr=5e-3");
-  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
   EXPECT_NE(refused.output.find("'" + t.run.string() + "' already holds an unfinished run"), std::string::npos)
       << refused.output;
   EXPECT_NE(refused.output.find("--resume " + t.run.string()), std::string::npos) << refused.output;

@@ -202,7 +202,7 @@ TEST(SweepRun, FailingPointIsRecordedWithItsLogAndTheOthersRun) {
   const auto rows = run_sweep(s.options(), points);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].status, "failed");
-  EXPECT_NE(rows[0].error.find("exit code 2"), std::string::npos) << rows[0].error;
+  EXPECT_NE(rows[0].error.find("exit code 1"), std::string::npos) << rows[0].error;
   EXPECT_NE(rows[0].error.find("missing.txt"), std::string::npos) << rows[0].error;  // the child's message
   EXPECT_EQ(rows[1].status, "completed") << rows[1].error;
   const auto csv = read_sweep_csv(fs::path(s.options().out_dir) / "sweep.csv");
@@ -258,7 +258,7 @@ TEST(SweepCommand, ExitCodesProgressAndTable) {
 
   const auto typo = test::run_command(test::kNormlab + " sweep " + s.config + " optim.lr=1e-2 --set optim.bta1=0.8 --out " +
                                       s.dir.file("cli-typo"));
-  EXPECT_EQ(typo.exit_code, 2) << typo.output;
+  EXPECT_EQ(typo.exit_code, 1) << typo.output;
   EXPECT_NE(typo.output.find("override 'optim.bta1=0.8'"), std::string::npos) << typo.output;
   EXPECT_FALSE(fs::exists(s.dir.file("cli-typo")));
 }

@@ -1,0 +1,32 @@
+// `normlab --version`. What the build knew (version, commit, build type, BLAS, CUDA toolkit) comes
+// from cli/CMakeLists.txt at configure time; the BLAS kernels and the GPU are looked up now.
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "core/backend.h"
+#include "core/cpu/blas_core.h"
+
+namespace normlab::cli {
+
+namespace {
+
+std::string cuda_line() {
+  if (std::string(NORMLAB_CUDA_TOOLKIT).empty()) return "not built (configure with -DNORMLAB_CUDA=ON and nvcc)";
+  const char* linked = cuda_backend_linked() ? "" : ", backend not linked";
+  return fmt::format("built (CUDA {}{}), device {}", NORMLAB_CUDA_TOOLKIT, linked,
+                     cuda_available() ? "found" : "not found");
+}
+
+}  // namespace
+
+std::string version_text() {
+  return fmt::format("normlab {}\n"
+                     "commit      {}\n"
+                     "build type  {}\n"
+                     "BLAS        {}, kernels {}\n"
+                     "CUDA        {}",
+                     NORMLAB_VERSION, NORMLAB_GIT_COMMIT, NORMLAB_BUILD_TYPE, NORMLAB_BLAS, blas_core_name(),
+                     cuda_line());
+}
+
+}  // namespace normlab::cli
