@@ -2,14 +2,23 @@
 #include <fmt/core.h>
 
 #include <new>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "core/cpu/blas_core.h"
 #include "core/error.h"
 #include "experiments/child_process.h"
+#include "experiments/communicator.h"
 
 int main(int argc, char** argv) {
   normlab::restart_with_better_blas_core(argv);  // before any thread or file is opened
+  // Only `train` runs data parallel; any other command started N times would repeat its work N times.
+  if (normlab::launcher_process_count() > 1 && (argc < 2 || std::string_view(argv[1]) != "train")) {
+    fmt::print(stderr, "error: [mpi] only `normlab train` runs under an MPI launcher (started with {} "
+                       "processes); for sweeps use one job per point (scripts/slurm_sweep.sh)\n",
+               normlab::launcher_process_count());
+    return 2;
+  }
   CLI::App app{"normlab: where and which normalization a transformer needs"};
   app.require_subcommand(1);
   int exit_code = 0;
