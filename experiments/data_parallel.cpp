@@ -111,13 +111,14 @@ double global_rms(double local_rms, Communicator& comm) {
   return std::sqrt(square / comm.size());
 }
 
-void allreduce_gradients(const TransformerLM& model, int64_t local_count, Communicator& comm) {
+void allreduce_gradients(const TransformerLM& model, int64_t local_count, Communicator& comm,
+                         size_t bucket_floats) {
   if (comm.size() == 1) return;
   double total = static_cast<double>(local_count);
   comm.allreduce_sum(&total, 1);
   const float weight = static_cast<float>(static_cast<double>(local_count) / total);  // n_r / n
   std::vector<float> bucket;
-  bucket.reserve(kGradientBucketFloats);
+  bucket.reserve(bucket_floats);
   std::vector<std::pair<float*, size_t>> pieces;  // where each run of the bucket came from
   const auto reduce_bucket = [&] {
     comm.allreduce_sum(bucket.data(), bucket.size());
@@ -135,11 +136,11 @@ void allreduce_gradients(const TransformerLM& model, int64_t local_count, Commun
              "data_parallel", "parameter '{}' has no float32 host gradient to reduce", name);
     float* data = g.data<float>();
     for (size_t done = 0, n = static_cast<size_t>(g.numel()); done < n;) {
-      const size_t take = std::min(n - done, kGradientBucketFloats - bucket.size());
+      const size_t take = std::min(n - done, bucket_floats - bucket.size());
       for (size_t i = 0; i < take; ++i) bucket.push_back(data[done + i] * weight);
       pieces.emplace_back(data + done, take);
       done += take;
-      if (bucket.size() == kGradientBucketFloats) reduce_bucket();
+      if (bucket.size() == bucket_floats) reduce_bucket();
     }
   }
   if (!bucket.empty()) reduce_bucket();

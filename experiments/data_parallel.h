@@ -33,7 +33,8 @@ double global_mean(double local_mean, int64_t count, Communicator& comm);
 // Replaces every parameter's gradient with sum_r (n_r / n) grad_r, reduced in buckets of
 // kGradientBucketFloats floats (several parameters per bucket, a long one split across buckets).
 inline constexpr size_t kGradientBucketFloats = size_t{1} << 20;  // 4 MiB of float32
-void allreduce_gradients(const TransformerLM& model, int64_t local_count, Communicator& comm);
+void allreduce_gradients(const TransformerLM& model, int64_t local_count, Communicator& comm,
+                         size_t bucket_floats = kGradientBucketFloats);
 // The RMS over the global batch from each rank's RMS over its equal shard.
 double global_rms(double local_rms, Communicator& comm);
 
