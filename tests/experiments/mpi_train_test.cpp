@@ -160,6 +160,15 @@ TEST(MpiTrain, AKilledRankEndsTheJobAndResumingContinuesIdentically) {
   for (const std::string& name : b.names) EXPECT_EQ(a.get(name).to_vector(), b.get(name).to_vector()) << name;
 }
 
+TEST(MpiTrain, AnErrorOnRankZeroEndsTheJob) {
+  SKIP_WITHOUT_MPI();
+  MpiRun t;
+  // The disk is full when rank 0 writes the checkpoint of step 10: rank 1 must not wait for it.
+  const auto r = test::run_command("timeout 120 " + t.mpirun(2, t.train_args("full_disk"), "NORMLAB_FAULT_INJECT=enospc@12"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("error (rank 0 of 2): [checkpoint] step 10 was not saved"), std::string::npos) << r.output;
+}
+
 TEST(MpiTrain, ABatchTheProcessesCannotShareIsAClearError) {
   SKIP_WITHOUT_MPI();
   MpiRun t;
