@@ -28,9 +28,12 @@ namespace fs = std::filesystem;
 constexpr double kLossRelTol = 1e-5;  // measured 7.2e-7
 constexpr double kWeightTol = 5e-5;  // |w2 - w1| <= kWeightTol * max(|w1|, 1e-2); measured 8.5e-6
 
-#define SKIP_WITHOUT_MPI()                                                                     \
-  if (!NORMLAB_WITH_MPI) GTEST_SKIP() << "built without MPI (NORMLAB_MPI=OFF or MPI not found): " \
-                                         "no data-parallel training to test"
+// Skips only in a build without MPI; a build with MPI but no launcher is a failure.
+#define SKIP_WITHOUT_MPI()                                                                          \
+  if (!NORMLAB_WITH_MPI) GTEST_SKIP() << "built without MPI (NORMLAB_MPI=OFF or MPI not found): "     \
+                                         "no data-parallel training to test";                       \
+  ASSERT_FALSE(std::string(NORMLAB_MPIEXEC).empty()) << "built with MPI, but CMake found no launcher " \
+                                                        "(mpiexec): apt-get install openmpi-bin"
 
 // The tiny copy-task config with a global batch of 8 (4 rows per rank), 30 steps, a checkpoint
 // every 10, every loss and gradient norm logged. No biases: the key projection's bias has a zero
