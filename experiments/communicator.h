@@ -4,9 +4,10 @@
 //   broadcast        root's bytes copied to every process
 //   barrier, abort   wait for all; end the whole job (never returns)
 // Two implementations: single_process() (size 1: every call is the identity) and MPI's world
-// (experiments/mpi/, built with -DNORMLAB_MPI=AUTO|ON when MPI is found). open_world_communicator()
-// picks one: MPI's world when this process was started by an MPI launcher (mpirun, srun), else
-// single_process(). Every collective must be called by every rank in the same order.
+// (experiments/mpi/, built with -DNORMLAB_MPI=AUTO|ON when MPI is found; experiments/no_mpi/
+// otherwise). open_world_communicator() opens MPI's world when an MPI launcher (mpirun, srun)
+// started this process; a process started alone never initialises MPI. Every collective must be
+// called by every rank in the same order.
 #pragma once
 #include <cstddef>
 #include <memory>
