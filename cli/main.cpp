@@ -2,11 +2,13 @@
 #include <fmt/core.h>
 
 #include <new>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "core/cpu/blas_core.h"
 #include "core/error.h"
 #include "experiments/child_process.h"
+#include "experiments/communicator.h"
 #include "experiments/exit_codes.h"
 
 namespace {
@@ -55,6 +57,13 @@ int run(CLI::App& app, int argc, char** argv, const int& exit_code) {
 
 int main(int argc, char** argv) {
   normlab::restart_with_better_blas_core(argv);  // before any thread or file is opened
+  // Only `train` runs data parallel; any other command started N times would repeat its work N times.
+  if (normlab::launcher_process_count() > 1 && (argc < 2 || std::string_view(argv[1]) != "train")) {
+    fmt::print(stderr, "error: [mpi] only `normlab train` runs under an MPI launcher (started with {} "
+                       "processes); for sweeps use one job per point (scripts/slurm_sweep.sh)\n",
+               normlab::launcher_process_count());
+    return exit_codes::kUsage;
+  }
   CLI::App app{"normlab: where and which normalization a transformer needs", "normlab"};
   app.set_version_flag("--version", normlab::cli::version_text,
                        "Print the version, git commit, build type, BLAS and CUDA, and exit");

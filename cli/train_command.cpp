@@ -1,50 +1,84 @@
 // normlab train CONFIG.toml [section.key=value ...] [--overwrite] [--resume RUN_DIR] [--quiet]
+// Under an MPI launcher (mpirun -np N normlab train ...) the N processes train one model data
+// parallel (experiments/data_parallel.h); rank 0 writes the run directory and prints.
 #include <fmt/core.h>
 
 #include "cli/commands.h"
-#include "experiments/exit_codes.h"
+#include "experiments/communicator.h"
 #include "experiments/config.h"
+#include "experiments/exit_codes.h"
 #include "experiments/trainer.h"
 
 namespace normlab::cli {
+namespace {
+
+struct TrainArgs {
+  std::string config, resume;
+  std::vector<std::string> overrides;
+  bool overwrite = false, quiet = false;
+};
+
+// Trains and prints the outcome; returns the exit code.
+int run_train(const TrainArgs& args, Communicator* comm) {
+  TrainOptions options;
+  options.quiet = args.quiet;
+  options.resume_dir = args.resume;
+  options.overwrite = args.overwrite;
+  options.comm = comm;
+  RunConfig rc;
+  if (args.resume.empty()) {
+    if (args.config.empty()) usage_error("train", "give a config file (or --resume RUN_DIR)");
+    rc = load_config(args.config, args.overrides);
+  } else if (!args.overrides.empty() || !args.config.empty()) {
+    usage_error("train", "--resume continues a run with its saved config.toml; give no config or overrides");
+  }
+  const TrainResult r = train(rc, options);
+  if (comm != nullptr && !comm->is_root()) return exit_codes::kDone;  // rank 0 speaks for the job
+  if (r.status == "diverged") {
+    fmt::print("{}: diverged at step {} ({})\n", r.run_dir, r.steps_done, r.reason);
+    const bool strict = args.resume.empty() ? rc.train.fail_on_divergence : false;
+    return strict ? exit_codes::kDiverged : exit_codes::kDone;
+  }
+  fmt::print("{}: {} after {} steps, train loss {:.4f}, val loss {:.4f}, {:.0f} tokens/s, {:.1f} s\n",
+             r.run_dir, r.status, r.steps_done, r.final_train_loss, r.final_val_loss, r.tokens_per_second,
+             r.wall_seconds);
+  return exit_codes::kDone;
+}
+
+// Under MPI an error on one rank must end the whole job: the others would wait in their next
+// collective forever. The error is printed with its rank, then MPI_Abort ends every process with
+// the exit code the error would have had alone.
+int run_train_on_world(const TrainArgs& args) {
+  const std::unique_ptr<Communicator> world = open_world_communicator();
+  if (world == nullptr || world->size() == 1) return run_train(args, world.get());
+  int code = exit_codes::kFailed;
+  try {
+    return run_train(args, world.get());
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "error (rank {} of {}): {}\n", world->rank(), world->size(), e.what());
+    code = exit_codes::kUsage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error (rank {} of {}): {}\n", world->rank(), world->size(), e.what());
+  }
+  std::fflush(stderr);
+  world->abort(code);
+  return code;  // not reached: abort() ends the process
+}
+
+}  // namespace
 
 CLI::App* add_train_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("train", "Train a model from a TOML config (overrides: section.key=value)");
-  auto config = std::make_shared<std::string>();
-  auto overrides = std::make_shared<std::vector<std::string>>();
-  auto resume = std::make_shared<std::string>();
-  auto overwrite = std::make_shared<bool>(false);
-  auto quiet = std::make_shared<bool>(false);
-  cmd->add_option("config", *config, "config file (not needed with --resume)")->type_name("CONFIG");
-  cmd->add_option("overrides", *overrides, "overrides such as optim.lr=1e-3 model.norm_placement=post")
+  auto* cmd = app.add_subcommand("train", "Train a model from a TOML config (overrides: section.key=value); "
+                                          "data parallel under mpirun -np N");
+  auto args = std::make_shared<TrainArgs>();
+  cmd->add_option("config", args->config, "config file (not needed with --resume)")->type_name("CONFIG");
+  cmd->add_option("overrides", args->overrides, "overrides such as optim.lr=1e-3 model.norm_placement=post")
       ->type_name("KEY=VALUE");
-  cmd->add_option("--resume", *resume, "continue the run saved in this run directory")->type_name("RUN_DIR");
-  cmd->add_flag("--overwrite", *overwrite, "start over in a run directory that holds an earlier run (its files are removed)")
+  cmd->add_option("--resume", args->resume, "continue the run saved in this run directory")->type_name("RUN_DIR");
+  cmd->add_flag("--overwrite", args->overwrite, "start over in a run directory that holds an earlier run (its files are removed)")
       ->excludes("--resume");
-  cmd->add_flag("--quiet", *quiet, "no progress output");
-  cmd->callback([=, &exit_code] {
-    TrainOptions options;
-    options.quiet = *quiet;
-    options.resume_dir = *resume;
-    options.overwrite = *overwrite;
-    RunConfig rc;
-    if (resume->empty()) {
-      if (config->empty()) usage_error("train", "give a config file (or --resume RUN_DIR)");
-      rc = load_config(*config, *overrides);
-    } else if (!overrides->empty() || !config->empty()) {
-      usage_error("train", "--resume continues a run with its saved config.toml; give no config or overrides");
-    }
-    const TrainResult r = train(rc, options);
-    if (r.status == "diverged") {
-      fmt::print("{}: diverged at step {} ({})\n", r.run_dir, r.steps_done, r.reason);
-      const bool strict = resume->empty() ? rc.train.fail_on_divergence : false;
-      exit_code = strict ? exit_codes::kDiverged : exit_codes::kDone;
-      return;
-    }
-    fmt::print("{}: {} after {} steps, train loss {:.4f}, val loss {:.4f}, {:.0f} tokens/s, {:.1f} s\n",
-               r.run_dir, r.status, r.steps_done, r.final_train_loss, r.final_val_loss, r.tokens_per_second,
-               r.wall_seconds);
-  });
+  cmd->add_flag("--quiet", args->quiet, "no progress output");
+  cmd->callback([args, &exit_code] { exit_code = run_train_on_world(*args); });
   return cmd;
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -59,6 +60,25 @@ bool inject_fault(const char* step, const std::string& path) {
   if (p.kind == FaultKind::Kill) ::kill(::getpid(), SIGKILL);
   errno = ENOSPC;
   return true;
+}
+
+}  // namespace normlab
+
+namespace normlab {
+
+void inject_rank_fault(int rank, int64_t step) {
+  static const char* plan = std::getenv("NORMLAB_FAULT_RANK");
+  if (plan == nullptr || *plan == '\0') return;
+  int fault_rank = -1;
+  long long fault_step = -1;
+  char extra = 0;
+  NL_CHECK(std::sscanf(plan, "%d@%lld%c", &fault_rank, &fault_step, &extra) == 2 && fault_rank >= 0 &&
+               fault_step >= 0,
+           "fault_injection", "NORMLAB_FAULT_RANK='{}' is not RANK@STEP (two whole numbers >= 0)", plan);
+  if (rank != fault_rank || step != fault_step) return;
+  fmt::print(stderr, "fault injected: rank {} kills itself at step {}\n", rank, step);
+  std::fflush(stderr);
+  ::kill(::getpid(), SIGKILL);
 }
 
 }  // namespace normlab

@@ -13,10 +13,13 @@
 //                                  scalars (experiments/tensorboard.h)
 // The run holds the directory's lock (experiments/run_dir.h) from before it writes anything
 // until it returns; a fresh run refuses a directory that holds an earlier run unless overwrite.
+// Data parallel (experiments/data_parallel.h): with a communicator of N processes, each trains on
+// its shard of every global batch (train.batch_size) and only rank 0 opens the run directory.
 // A diverging run is a result: it stops cleanly with status "diverged" and keeps every metric so far.
 #pragma once
 #include <string>
 
+#include "experiments/communicator.h"
 #include "experiments/run_config.h"
 
 namespace normlab {
@@ -26,6 +29,7 @@ struct TrainOptions {
   std::string resume_dir;   // continue the run saved there (its config.toml is used)
   bool overwrite = false;   // a fresh run that empties a run directory holding an earlier run
   int64_t stop_after = -1;  // stop (and checkpoint) after this many steps: tests of resuming
+  Communicator* comm = nullptr;  // the processes training this model together; nullptr: this one alone
 };
 
 struct TrainResult {
