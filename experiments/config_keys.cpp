@@ -206,8 +206,7 @@ template <typename S> struct Section {
   }
 };
 
-std::vector<KeySpec> build_key_specs() {
-  std::vector<KeySpec> t;
+void add_model_keys(std::vector<KeySpec>& t) {
   Section<ModelConfig>{t, "model", &RunConfig::model}
       .key("vocab_size", &ModelConfig::vocab_size, IntRange{1})
       .key("d_model", &ModelConfig::d_model, IntRange{1})
@@ -236,6 +235,9 @@ std::vector<KeySpec> build_key_specs() {
       .key("init", &ModelConfig::init)
       .key("seed", &ModelConfig::seed)
       .key("dtype", &ModelConfig::dtype, one_of({"float32", "float64"}));
+}
+
+void add_optim_keys(std::vector<KeySpec>& t) {
   Section<OptimConfig>{t, "optim", &RunConfig::optim}
       .key("name", &OptimConfig::name)
       .key("lr", &OptimConfig::lr, greater_than(0.0))
@@ -247,17 +249,26 @@ std::vector<KeySpec> build_key_specs() {
       .key("decay_norms_and_biases", &OptimConfig::decay_norms_and_biases)
       .key("decay_embeddings", &OptimConfig::decay_embeddings)
       .key("grad_clip", &OptimConfig::grad_clip, at_least(0.0));
+}
+
+void add_schedule_keys(std::vector<KeySpec>& t) {
   Section<ScheduleConfig>{t, "schedule", &RunConfig::schedule}
       .key("kind", &ScheduleConfig::kind)
       .key("warmup_steps", &ScheduleConfig::warmup_steps, IntRange{0, kMaxCount})
       .key("decay_every", &ScheduleConfig::decay_every, IntRange{1, kMaxCount})
       .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0));
+}
+
+void add_data_keys(std::vector<KeySpec>& t) {
   Section<DataConfig>{t, "data", &RunConfig::data}
       .key("source", &DataConfig::source, not_empty())
       .key("tokenizer", &DataConfig::tokenizer, one_of({"char", "byte"}))
       .key("val_fraction", &DataConfig::val_fraction, in_zero_one(true))
       .key("copy_length", &DataConfig::copy_length, IntRange{1})
       .key("copy_vocab", &DataConfig::copy_vocab, IntRange{2, std::numeric_limits<int32_t>::max()});  // int32 ids
+}
+
+void add_train_keys(std::vector<KeySpec>& t) {
   Section<TrainConfig>{t, "train", &RunConfig::train}
       .key("name", &TrainConfig::name, directory_name())
       .key("out_dir", &TrainConfig::out_dir, not_empty())
@@ -270,12 +281,25 @@ std::vector<KeySpec> build_key_specs() {
       .key("divergence_loss", &TrainConfig::divergence_loss, greater_than(0.0))
       .key("fail_on_divergence", &TrainConfig::fail_on_divergence)
       .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount});
+}
+
+void add_log_keys(std::vector<KeySpec>& t) {
   Section<LogConfig>{t, "log", &RunConfig::log}
       .key("every", &LogConfig::every, IntRange{1, kMaxCount})
       .key("eval_every", &LogConfig::eval_every, IntRange{1, kMaxCount})
       .key("eval_batches", &LogConfig::eval_batches, IntRange{1, kMaxCount})
       .key("grad_norm_every", &LogConfig::grad_norm_every, IntRange{1, kMaxCount})
       .key("tensorboard", &LogConfig::tensorboard);
+}
+
+std::vector<KeySpec> build_key_specs() {
+  std::vector<KeySpec> t;
+  add_model_keys(t);
+  add_optim_keys(t);
+  add_schedule_keys(t);
+  add_data_keys(t);
+  add_train_keys(t);
+  add_log_keys(t);
   return t;
 }
 

@@ -181,135 +181,190 @@ void checkpoint(RunFiles& files, const TransformerLM& model, const Optimizer& op
   if (files.dir) save_checkpoint(files.dir->path.string(), model, optimizer, data_gen, step);
 }
 
-}  // namespace
+// Gradient norms and the residual-stream RMS are logged at step 0 (initialization, before any
+// update) and every log.grad_norm_every steps.
+bool logs_grad_norms(const RunConfig& c, int64_t step) {
+  return step == 0 || (c.log.grad_norm_every > 0 && step % c.log.grad_norm_every == 0);
+}
 
-TrainResult train(const RunConfig& given, const TrainOptions& options) {
-  const auto t_start = Clock::now();
-  Communicator& comm = options.comm != nullptr ? *options.comm : single_process();
-  const bool quiet = options.quiet || !comm.is_root();
-  RunConfig c = options.resume_dir.empty()
-                    ? given
-                    : load_config((fs::path(options.resume_dir) / "config.toml").string(), {});
+// What the training loop carries from one step to the next.
+struct TrainState {
+  explicit TrainState(Communicator& comm) : comm(comm) {}
+  Communicator& comm;
+  RunConfig c;  // the resolved config (a resumed run's own config.toml)
+  bool quiet = false, tty = false, moe = false;
+  std::unique_ptr<Dataset> data;
+  std::optional<TransformerLM> model;  // on train.device; batches follow it
+  std::unique_ptr<Optimizer> optimizer;
+  Generator data_gen;
+  TrainResult result;
+  RunFiles files;
+  int64_t start_step = 0, end_step = 0, tokens_per_step = 0;
+  Clock::time_point t_start = Clock::now();
+  double tokens_per_second = 0.0, train_seconds = 0.0;  // throughput over the steps timed so far
+  int64_t timed_steps = 0;
+};
+
+// One step's numbers over the global batch, and why it diverged ("" if it did not).
+struct StepOutcome {
+  double loss = 0.0, router_aux = NAN, grad_norm = 0.0, lr = 0.0;
+  std::string divergence;
+};
+
+// Resolves the config, checks that it fits this run, builds the data, the model (initialised on
+// the host, then moved to train.device), the optimizer and the data generator.
+void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOptions& options) {
+  s.quiet = options.quiet || !s.comm.is_root();
+  s.c = options.resume_dir.empty() ? given : load_config((fs::path(options.resume_dir) / "config.toml").string(), {});
+  RunConfig& c = s.c;
   set_num_threads(c.train.threads);
-  check_batch_divides(c.train.batch_size, comm);
-  NL_CHECK(comm.size() == 1 || c.train.device.kind == DeviceKind::CPU, "train",
+  check_batch_divides(c.train.batch_size, s.comm);
+  NL_CHECK(s.comm.size() == 1 || c.train.device.kind == DeviceKind::CPU, "train",
            "train.device = '{}': data-parallel training over MPI runs on the CPU (NCCL is not built)",
            c.train.device.str());
+  s.data = make_dataset(c.data);
+  c.model.vocab_size = s.data->vocab_size();
+  s.tokens_per_step = checked_mul(c.train.batch_size, c.train.context, "train", "train.batch_size * train.context");
+  check_training_memory(c, s.quiet);  // before anything big is allocated
+  s.model.emplace(c.model);
+  s.model->to(c.train.device);
+  s.optimizer = make_optimizer(c.optim, s.model->named_parameters());
+  s.data_gen = Generator(c.train.seed);
+  s.moe = c.model.ffn_type == FfnType::Moe;
+}
 
-  std::unique_ptr<Dataset> data = make_dataset(c.data);
-  c.model.vocab_size = data->vocab_size();
-  const int64_t tokens_per_step = checked_mul(c.train.batch_size, c.train.context, "train",
-                                             "train.batch_size * train.context");
-  check_training_memory(c, quiet);  // before anything big is allocated
-  TransformerLM model(c.model);
-  // train.device: the model is built (and initialised) on the host, then moved; batches follow it.
-  const Device device = c.train.device;
-  model.to(device);
-  auto optimizer = make_optimizer(c.optim, model.named_parameters());
-  Generator data_gen(c.train.seed);
-
-  TrainResult result;
+// Opens the run (rank 0: the locked run directory, fresh or restored from its checkpoint), gives
+// every rank rank 0's state, and sets up the result of a run that does no step.
+void open_run(TrainState& s, const RunConfig& given, const TrainOptions& options) {
   const bool resuming = !options.resume_dir.empty();
+  TrainResult& result = s.result;
   result.run_dir = resuming ? fs::path(options.resume_dir).lexically_normal().string()
-                            : (fs::path(c.train.out_dir) / c.train.name).string();
-  RunFiles files;
-  int64_t start_step = 0;
-  if (comm.is_root()) start_step = open_run_files(files, c, given, options, *data, model, *optimizer, data_gen);
+                            : (fs::path(s.c.train.out_dir) / s.c.train.name).string();
+  if (s.comm.is_root())
+    s.start_step = open_run_files(s.files, s.c, given, options, *s.data, *s.model, *s.optimizer, s.data_gen);
   // Every rank starts from rank 0's weights, optimizer state, data stream and step.
-  start_step = copy_from_root(model, *optimizer, data_gen, start_step, comm);
-
-  const bool tty = !quiet && isatty(STDERR_FILENO);
-  const int64_t end_step = options.stop_after >= 0 ? std::min(c.train.steps, start_step + options.stop_after)
-                                                   : c.train.steps;
+  s.start_step = copy_from_root(*s.model, *s.optimizer, s.data_gen, s.start_step, s.comm);
+  s.tty = !s.quiet && isatty(STDERR_FILENO);
+  s.end_step = options.stop_after >= 0 ? std::min(s.c.train.steps, s.start_step + options.stop_after) : s.c.train.steps;
   result.status = "completed";
   // Never measured stays NaN (null in summary.json): a run that diverged before its first
   // evaluation has no validation loss, and 0 would read as the best one of a sweep.
   result.final_train_loss = result.final_val_loss = NAN;
   result.best_val_loss = INFINITY;
-  result.steps_done = start_step;  // a resumed run with nothing left to do stays complete
-  if (resuming && files.dir) read_earlier_losses(files.dir->path, result);
-  const bool moe = c.model.ffn_type == FfnType::Moe;
-  double tokens_per_second = 0.0, train_seconds = 0.0;
-  int64_t timed_steps = 0;
+  result.steps_done = s.start_step;  // a resumed run with nothing left to do stays complete
+  if (resuming && s.files.dir) read_earlier_losses(s.files.dir->path, result);
+}
 
-  for (int64_t step = start_step; step < end_step; ++step) {
+// Forward and backward on this rank's shard of the step's global batch, all-reduced so that every
+// rank holds the global loss and gradient; logs the gradient norms when due, clips them, and
+// updates the weights unless the step diverged.
+StepOutcome train_step(TrainState& s, int64_t step) {
+  const RunConfig& c = s.c;
+  TransformerLM& model = *s.model;
+  inject_rank_fault(s.comm.rank(), step);
+  model.set_dropout_seed(dropout_seed(c, step, s.comm.rank()));
+  // Every rank draws the whole global batch (the same stream) and trains on its shard of rows.
+  Batch batch = shard_of(s.data->sample(false, c.train.batch_size, c.train.context, s.data_gen), s.comm);
+  const int64_t counted = counted_tokens(batch);
+  batch.inputs = batch.inputs.to(c.train.device);
+  batch.targets = batch.targets.to(c.train.device);
+  const bool log_norms = logs_grad_norms(c, step);
+  model.set_record_residual_rms(log_norms);  // the probe reads one number back per layer
+  // Cross-entropy, plus router_aux_loss_coef times the MoE load-balancing loss when that is on
+  // (each rank's own tokens' balance: under MPI not equal to one process's, see data_parallel.h).
+  Var loss = model.training_loss(batch.inputs, batch.targets);
+  StepOutcome out;
+  out.loss = global_mean(loss.item(), counted, s.comm);
+  if (s.moe) out.router_aux = global_mean(router_aux_value(model), counted, s.comm);
+  backward(loss);
+  allreduce_gradients(model, counted, s.comm);  // from here on every rank holds the global gradient
+  if (log_norms) log_grad_norms(s.files, model, step, step == s.start_step && !s.quiet, s.comm);
+  model.set_record_residual_rms(false);
+  std::vector<Var> plain;
+  for (const auto& p : model.named_parameters()) plain.push_back(p.second);
+  out.grad_norm = clip_grad_norm(plain, c.optim.grad_clip);
+  out.lr = learning_rate(c.schedule, c.optim.lr, step, c.train.steps);
+  // Every rank decides alike: the loss and the gradients it looks at are the all-reduced ones.
+  out.divergence = divergence_reason(out.loss, out.grad_norm, c);
+  if (!out.divergence.empty()) return out;
+  {
+    NoGradGuard no_grad;
+    s.optimizer->step(out.lr);
+  }
+  s.optimizer->zero_grad();
+  s.result.final_train_loss = out.loss;
+  s.result.steps_done = step + 1;
+  return out;
+}
+
+// Divergence is a result: record where and why, keep everything logged so far.
+void record_divergence(TrainState& s, int64_t step, const StepOutcome& out) {
+  s.result.status = "diverged";
+  s.result.reason = out.divergence;
+  s.result.steps_done = step;
+  const nlohmann::json loss = std::isfinite(out.loss) ? nlohmann::json(out.loss) : nlohmann::json(nullptr);
+  log_metrics(s.files, {{"step", step}, {"train_loss", loss}, {"lr", out.lr}, {"diverged", out.divergence}});
+}
+
+// After an update: the throughput, the metrics row (with the validation loss every
+// log.eval_every steps and at the end), the progress line, and the checkpoint when due.
+void after_step(TrainState& s, int64_t step, const StepOutcome& out, double step_seconds) {
+  const RunConfig& c = s.c;
+  if (step > s.start_step) {  // the first step pays one-time allocation costs
+    s.train_seconds += step_seconds;
+    ++s.timed_steps;
+  }
+  const double tokens = static_cast<double>(s.tokens_per_step);
+  s.tokens_per_second = s.timed_steps > 0 ? tokens * static_cast<double>(s.timed_steps) / s.train_seconds
+                                          : tokens / step_seconds;
+  const bool last = step + 1 == c.train.steps;
+  nlohmann::json row = {{"step", step}, {"train_loss", out.loss}, {"lr", out.lr},
+                        {"grad_norm", out.grad_norm}, {"tokens_per_s", s.tokens_per_second}};
+  if (s.moe) row["router_aux_loss"] = out.router_aux;
+  if ((c.log.eval_every > 0 && (step + 1) % c.log.eval_every == 0) || last) {
+    const double val = validation_loss(*s.model, *s.data, c, s.comm);
+    row["val_loss"] = val;
+    s.result.final_val_loss = val;
+    s.result.best_val_loss = std::min(s.result.best_val_loss, val);
+  }
+  if (step % std::max<int64_t>(c.log.every, 1) == 0 || last || row.contains("val_loss")) log_metrics(s.files, row);
+  if (!s.quiet && (s.tty || step % std::max<int64_t>(c.log.every * 10, 1) == 0 || last))
+    print_progress(s.tty, step + 1, c.train.steps, out.loss, out.lr, s.tokens_per_second, seconds_since(s.t_start));
+  if (c.train.checkpoint_every > 0 && (step + 1) % c.train.checkpoint_every == 0 && !last)
+    checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, step + 1, s.comm);
+}
+
+// After the loop: the final status, the last checkpoint (not of a diverged run) and summary.json.
+TrainResult finish(TrainState& s) {
+  TrainResult& result = s.result;
+  if (s.tty) fmt::print(stderr, "\n");
+  if (result.status == "completed" && result.steps_done < s.c.train.steps) result.status = "stopped";
+  if (result.status != "diverged") checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, result.steps_done, s.comm);
+  if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
+  result.tokens_per_second = s.tokens_per_second;
+  result.wall_seconds = seconds_since(s.t_start);
+  if (s.files.dir) write_final_summary(s.files.dir->path, result, s.c, *s.model);
+  return result;
+}
+
+}  // namespace
+
+// Resolve the config, build the model, open (or restore) the run, loop { step, log, eval,
+// checkpoint }, finish.
+TrainResult train(const RunConfig& given, const TrainOptions& options) {
+  TrainState s(options.comm != nullptr ? *options.comm : single_process());
+  build_model_and_data(s, given, options);
+  open_run(s, given, options);
+  for (int64_t step = s.start_step; step < s.end_step; ++step) {
     const auto t_step = Clock::now();
-    inject_rank_fault(comm.rank(), step);
-    model.set_dropout_seed(dropout_seed(c, step, comm.rank()));
-    // Every rank draws the whole global batch (the same stream) and trains on its shard of rows.
-    Batch batch = shard_of(data->sample(false, c.train.batch_size, c.train.context, data_gen), comm);
-    const int64_t counted = counted_tokens(batch);
-    batch.inputs = batch.inputs.to(device);
-    batch.targets = batch.targets.to(device);
-    // Cross-entropy, plus router_aux_loss_coef times the MoE load-balancing loss when that is on
-    // (each rank's own tokens' balance: under MPI not equal to one process's, see data_parallel.h).
-    Var loss = model.training_loss(batch.inputs, batch.targets);
-    const double loss_value = global_mean(loss.item(), counted, comm);
-    const double router_aux = moe ? global_mean(router_aux_value(model), counted, comm) : NAN;
-    backward(loss);
-    allreduce_gradients(model, counted, comm);  // from here on every rank holds the global gradient
-    const auto params = model.named_parameters();
-
-    // Gradient norms: at step 0 (initialization, before any update) and every grad_norm_every steps.
-    if (step == 0 || (c.log.grad_norm_every > 0 && step % c.log.grad_norm_every == 0))
-      log_grad_norms(files, model, step, step == start_step && !quiet, comm);
-
-    std::vector<Var> plain;
-    for (const auto& p : params) plain.push_back(p.second);
-    const double grad_norm = clip_grad_norm(plain, c.optim.grad_clip);
-    const double lr = learning_rate(c.schedule, c.optim.lr, step, c.train.steps);
-
-    // Divergence is a result: record where and why, keep everything logged so far. Every rank
-    // decides alike: the loss and the gradients it looks at are the all-reduced ones.
-    const std::string reason = divergence_reason(loss_value, grad_norm, c);
-    if (!reason.empty()) {
-      result.status = "diverged";
-      result.reason = reason;
-      result.steps_done = step;
-      log_metrics(files, {{"step", step}, {"train_loss", std::isfinite(loss_value) ? nlohmann::json(loss_value) : nlohmann::json(nullptr)},
-                          {"lr", lr}, {"diverged", reason}});
+    const StepOutcome out = train_step(s, step);
+    if (!out.divergence.empty()) {
+      record_divergence(s, step, out);
       break;
     }
-    {
-      NoGradGuard no_grad;
-      optimizer->step(lr);
-    }
-    optimizer->zero_grad();
-    result.final_train_loss = loss_value;
-    result.steps_done = step + 1;
-
-    const double dt = seconds_since(t_step);
-    if (step > start_step) {  // the first step pays one-time allocation costs
-      train_seconds += dt;
-      ++timed_steps;
-    }
-    tokens_per_second = timed_steps > 0 ? static_cast<double>(tokens_per_step) * static_cast<double>(timed_steps) / train_seconds
-                                        : static_cast<double>(tokens_per_step) / dt;
-    const bool last = step + 1 == c.train.steps;
-    nlohmann::json row = {{"step", step}, {"train_loss", loss_value}, {"lr", lr},
-                          {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_second}};
-    if (moe) row["router_aux_loss"] = router_aux;
-    if ((c.log.eval_every > 0 && (step + 1) % c.log.eval_every == 0) || last) {
-      const double val = validation_loss(model, *data, c, comm);
-      row["val_loss"] = val;
-      result.final_val_loss = val;
-      result.best_val_loss = std::min(result.best_val_loss, val);
-    }
-    if (step % std::max<int64_t>(c.log.every, 1) == 0 || last || row.contains("val_loss")) log_metrics(files, row);
-    if (!quiet && (tty || step % std::max<int64_t>(c.log.every * 10, 1) == 0 || last))
-      print_progress(tty, step + 1, c.train.steps, loss_value, lr, tokens_per_second, seconds_since(t_start));
-    if (c.train.checkpoint_every > 0 && (step + 1) % c.train.checkpoint_every == 0 && !last)
-      checkpoint(files, model, *optimizer, data_gen, step + 1, comm);
+    after_step(s, step, out, seconds_since(t_step));
   }
-  if (tty) fmt::print(stderr, "\n");
-  if (result.status == "completed" && result.steps_done < c.train.steps) result.status = "stopped";
-  if (result.status != "diverged") checkpoint(files, model, *optimizer, data_gen, result.steps_done, comm);
-  if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
-
-  result.tokens_per_second = tokens_per_second;
-  result.wall_seconds = seconds_since(t_start);
-  if (files.dir) write_final_summary(files.dir->path, result, c, model);
-  return result;
+  return finish(s);
 }
 
 }  // namespace normlab

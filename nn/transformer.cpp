@@ -127,10 +127,10 @@ Var TransformerLM::forward(const Tensor& ids) {
   x = dropout(x, config_.dropout, dropout_site_seed(dropout_seed_, 0), is_training());
   residual_rms_.clear();
   for (const auto& block : m.blocks->blocks()) {
-    residual_rms_.push_back(rms(x));
+    if (record_residual_rms_) residual_rms_.push_back(rms(x));
     x = block->forward(x, dropout_seed_);
   }
-  residual_rms_.push_back(rms(x));
+  if (record_residual_rms_) residual_rms_.push_back(rms(x));
   if (m.final_norm) x = m.final_norm->forward(x);
   if (m.lm_head) return m.lm_head->forward(x);   // (B,T,V)
   return matmul(x, tok_weight, false, true);     // x E^T: (B,T,C) x (V,C)^T -> (B,T,V)

@@ -36,8 +36,12 @@ class TransformerLM : public Module {
 
   const ModelConfig& config() const { return config_; }
   // RMS of the residual stream entering each block during the last forward (n_layers values),
-  // plus the stream leaving the last block as the final entry (n_layers + 1 in all).
+  // plus the stream leaving the last block as the final entry (n_layers + 1 in all); empty when
+  // the last forward did not record it.
   const std::vector<double>& residual_rms() const { return residual_rms_; }
+  // Whether forward records residual_rms(). Off by default: the probe reads one number back from
+  // the device per layer, so the trainer turns it on only for the steps whose gradients it logs.
+  void set_record_residual_rms(bool on) { record_residual_rms_ = on; }
   // Dropout seed for the next forward (the trainer advances it every step).
   void set_dropout_seed(uint64_t seed) { dropout_seed_ = seed; }
 
@@ -46,6 +50,7 @@ class TransformerLM : public Module {
   std::shared_ptr<Impl> impl_;
   ModelConfig config_;
   std::vector<double> residual_rms_;
+  bool record_residual_rms_ = false;
   uint64_t dropout_seed_ = 0;
 };
 

@@ -104,6 +104,7 @@ ModelConfig probe_model(const ModelConfig& base, const std::string& placement, i
 
 LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed) {
   TransformerLM model(config);
+  model.set_record_residual_rms(true);
   if (probe.unit_variance_input) rescale_embeddings_to_unit_variance(model);
   const int64_t L = config.n_layers;
   LayerGrads out;

@@ -35,6 +35,8 @@ void one_step_matches(const std::string& placement, const std::string& norm, con
   c.dropout = 0.1;
   TransformerLM cpu(c), gpu(c);
   gpu.to(kCuda);
+  cpu.set_record_residual_rms(true);
+  gpu.set_record_residual_rms(true);
   const std::string what = placement + "/" + norm + "/" + ffn;
   const Tensor ids = testing::random_ids(3, 6, c.vocab_size, 1), targets = testing::random_ids(3, 6, c.vocab_size, 2);
   cpu.set_dropout_seed(5);

@@ -134,10 +134,43 @@ TEST(TransformerLM, LogitsShapeAndDtype) {
   ModelConfig c = small_config("post");
   c.dtype = "float64";
   TransformerLM model(c);
+  model.set_record_residual_rms(true);
   Var logits = model.forward(random_ids(2, 4, c.vocab_size, 1));
   EXPECT_EQ(logits.shape(), (Shape{2, 4, 13}));
   EXPECT_EQ(logits.dtype(), DType::F64);
   EXPECT_EQ(model.residual_rms().size(), static_cast<size_t>(c.n_layers + 1));
+}
+
+TEST(TransformerLM, ResidualRmsIsRecordedOnlyWhenTurnedOn) {
+  ModelConfig c = small_config("post");
+  c.dtype = "float64";
+  TransformerLM model(c);
+  const Tensor ids = random_ids(2, 5, c.vocab_size, 3);
+  const std::vector<double> logits_off = model.forward(ids).value().to_vector();
+  EXPECT_TRUE(model.residual_rms().empty()) << "off by default";
+  model.set_record_residual_rms(true);
+  EXPECT_EQ(model.forward(ids).value().to_vector(), logits_off) << "recording changes nothing else";
+  const std::vector<double> recorded = model.residual_rms();
+  model.set_record_residual_rms(false);
+  model.forward(ids);
+  EXPECT_TRUE(model.residual_rms().empty()) << "a forward that does not record leaves nothing stale";
+
+  // The stream entering block 0, rebuilt on the host from the embedding tables: tok_emb[id] + pos_emb[t].
+  ASSERT_EQ(recorded.size(), static_cast<size_t>(c.n_layers + 1));
+  std::map<std::string, Var> params;
+  for (const auto& [name, p] : model.named_parameters()) params.emplace(name, p);
+  const std::vector<double> tok = params.at("tok_emb.weight").value().to_vector();
+  const std::vector<double> pos = params.at("pos_emb.weight").value().to_vector();
+  const std::vector<double> id_values = ids.to_vector();
+  double sum = 0.0;
+  for (size_t i = 0; i < id_values.size(); ++i)
+    for (int64_t k = 0; k < c.d_model; ++k) {
+      const double v = tok[static_cast<size_t>(id_values[i]) * c.d_model + k] + pos[(i % 5) * c.d_model + k];
+      sum += v * v;
+    }
+  EXPECT_NEAR(recorded[0], std::sqrt(sum / static_cast<double>(id_values.size() * c.d_model)), 1e-12);
+  // Post-LN: every later entry leaves a LayerNorm (weight 1, bias 0 at init), so its RMS is 1.
+  for (size_t l = 1; l < recorded.size(); ++l) EXPECT_NEAR(recorded[l], 1.0, 1e-3) << "after block " << l - 1;
 }
 
 // The parameter count written out from the architecture (nn/transformer.h, block.h, norms.h, ffn.h).
@@ -342,12 +375,14 @@ ModelConfig deep_config(const std::string& placement) {
 TEST(TransformerLM, PreLNResidualGrowsWithDepthPostLNStaysAtOne) {
   const Tensor ids = random_ids(4, 16, 64, 9);
   TransformerLM pre(deep_config("pre"));
+  pre.set_record_residual_rms(true);
   pre.forward(ids);
   const auto& rms_pre = pre.residual_rms();
   ASSERT_EQ(rms_pre.size(), 9u);
   EXPECT_GT(rms_pre.back(), rms_pre.front());
   EXPECT_GT(rms_pre.back(), rms_pre[4]);
   TransformerLM post(deep_config("post"));
+  post.set_record_residual_rms(true);
   post.forward(ids);
   for (size_t l = 1; l < post.residual_rms().size(); ++l)
     EXPECT_NEAR(post.residual_rms()[l], 1.0, 1e-3) << "after block " << l - 1;
