@@ -61,6 +61,24 @@ std::string terminal_for(const std::string& output) {
   fail("plot", "cannot tell the image format of '{}': use a .svg or .png file name", output);
 }
 
+// The gnuplot script drawing `chart` into out_path; plot_line lists the series (data file, style, title).
+std::string gnuplot_script(const Chart& chart, const std::string& terminal, const fs::path& out_path,
+                           const std::string& plot_line) {
+  std::string script;
+  script += "set terminal " + terminal + "\n";
+  script += "set output " + quote(out_path.string()) + "\n";
+  script += "set title " + quote(chart.title) + "\n";
+  script += "set xlabel " + quote(chart.xlabel) + "\n";
+  script += "set ylabel " + quote(chart.ylabel) + "\n";
+  script += "set grid\nset key outside right top\n";
+  script += "set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05\n";  // lines off the frame
+  if (chart.log_y) script += "set logscale y\nset format y '%g'\n";
+  if (chart.log_x) script += "set logscale x\nset format x '%g'\n";
+  if (chart.integer_x) script += "set xtics 1\nset mxtics 1\n";
+  script += "plot " + plot_line + "\nunset output\n";
+  return script;
+}
+
 }  // namespace
 
 void render_chart(const Chart& chart, const std::string& output) {
@@ -101,18 +119,7 @@ void render_chart(const Chart& chart, const std::string& output) {
   NL_CHECK(drawn > 0, "plot", "nothing to draw in '{}': no series has a finite{} value", output,
            chart.log_y ? " positive" : "");
 
-  std::string script;
-  script += "set terminal " + terminal + "\n";
-  script += "set output " + quote(out_path.string()) + "\n";
-  script += "set title " + quote(chart.title) + "\n";
-  script += "set xlabel " + quote(chart.xlabel) + "\n";
-  script += "set ylabel " + quote(chart.ylabel) + "\n";
-  script += "set grid\nset key outside right top\n";
-  script += "set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05\n";  // lines off the frame
-  if (chart.log_y) script += "set logscale y\nset format y '%g'\n";
-  if (chart.log_x) script += "set logscale x\nset format x '%g'\n";
-  if (chart.integer_x) script += "set xtics 1\nset mxtics 1\n";
-  script += "plot " + plot_line + "\nunset output\n";
+  const std::string script = gnuplot_script(chart, terminal, out_path, plot_line);
   const fs::path script_path = temp.path / "chart.gp";
   std::ofstream(script_path) << script;
 
