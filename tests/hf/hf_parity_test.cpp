@@ -82,7 +82,7 @@ Measured run_parity(const std::string& family, const std::string& dtype, const s
     NoGradGuard no_grad;
     m.logits = relative_error(model.forward(in.ids).value(), expected.get("logits"));
   }
-  const Var loss = model.loss(in.ids, in.targets);
+  const Var loss = model.training_loss(in.ids, in.targets);  // HF's loss: with the aux term iff its config adds it
   m.loss = relative_error(loss.value(), expected.get("loss"));
   if (expected.contains("router_logits")) {
     m.router = router_probs_error(model, expected.get("router_logits"));
