@@ -22,7 +22,7 @@ CLI::App* add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_option("dst", *dst, "directory to write")->required();
   cmd->add_option("--dtype", *dtype, "HF -> run: parameter dtype")->check(CLI::IsMember({"float32", "float64"}));
   cmd->add_option("--model-type", *model_type,
-                  "run -> HF: openai-gpt, gpt2, llama, mistral or gemma (default: from the preset or the structure)");
+                  "run -> HF: openai-gpt, gpt2, llama, mistral, gemma or mixtral (default: from the preset or the structure)");
   cmd->callback([=, &exit_code] {
     namespace fs = std::filesystem;
     const fs::path from(*src);

@@ -98,9 +98,21 @@ void read_gpt_config(const HfJson& h, bool gpt2, ModelConfig& c) {
   }
 }
 
-// Llama, Mistral, Gemma: pre-norm RMSNorm, RoPE, GQA, gated MLP, no biases.
+// Mixtral's sparse MoE keys. HF adds router_aux_loss_coef * aux loss to its loss only with
+// output_router_logits, so the coefficient is kept only then (else 0, as HF's loss).
+void read_mixtral_moe(const HfJson& h, ModelConfig& c) {
+  c.ffn_type = FfnType::Moe;
+  c.n_experts = h.integer("num_local_experts");
+  c.experts_top_k = h.integer("num_experts_per_tok");
+  const double coef = h.number_or("router_aux_loss_coef", 0.001);
+  c.router_aux_loss_coef = h.boolean_or("output_router_logits", false) ? coef : 0.0;
+  h.require(h.number_or("router_jitter_noise", 0.0) == 0.0, "router_jitter_noise", "0");
+}
+
+// Llama, Mistral, Gemma, Mixtral: pre-norm RMSNorm, RoPE, GQA, gated MLP (Mixtral: MoE), no biases.
 void read_llama_config(const HfJson& h, const std::string& type, ModelConfig& c) {
   const bool gemma = type == "gemma";
+  const bool windowed = type == "mistral" || type == "mixtral";
   c.vocab_size = h.integer("vocab_size");
   c.d_model = h.integer("hidden_size");
   c.d_ff = h.integer("intermediate_size");
@@ -113,7 +125,9 @@ void read_llama_config(const HfJson& h, const std::string& type, ModelConfig& c)
   c.rope_theta = h.number_or("rope_theta", 10000.0);
   c.padding_idx = h.integer_or("pad_token_id", gemma ? 0 : -1);
   c.tie_embeddings = h.boolean_or("tie_word_embeddings", gemma);
-  c.sliding_window = type == "mistral" ? h.integer_or("sliding_window", h.j.contains("sliding_window") ? 0 : 4096) : 0;
+  // Mistral's class default window is 4096, Mixtral's none; an explicit null is none.
+  const int64_t default_window = type == "mistral" && !h.j.contains("sliding_window") ? 4096 : 0;
+  c.sliding_window = windowed ? h.integer_or("sliding_window", default_window) : 0;
   h.require(!h.has("rope_scaling"), "rope_scaling", "null (plain RoPE)");
   h.require(!h.boolean_or("attention_bias", false), "attention_bias", "false (normlab's bias flag covers every layer)");
   if (gemma) {
@@ -129,6 +143,7 @@ void read_llama_config(const HfJson& h, const std::string& type, ModelConfig& c)
   c.bias = false;
   c.position_embedding = PositionEmbedding::Rope;
   c.init = InitScheme::Normal;
+  if (type == "mixtral") read_mixtral_moe(h, c);
 }
 
 void copy_gpt_keys(const ModelConfig& c, bool gpt2, json& j) {
@@ -161,7 +176,14 @@ void copy_llama_keys(const ModelConfig& c, const std::string& type, json& j) {
   j["tie_word_embeddings"] = c.tie_embeddings;
   j["pad_token_id"] = c.padding_idx >= 0 ? json(c.padding_idx) : json(nullptr);
   j["attention_bias"] = false;
-  if (type == "mistral") j["sliding_window"] = c.sliding_window > 0 ? json(c.sliding_window) : json(nullptr);
+  if (type == "mistral" || type == "mixtral")
+    j["sliding_window"] = c.sliding_window > 0 ? json(c.sliding_window) : json(nullptr);
+  if (type == "mixtral") {
+    j["num_local_experts"] = c.n_experts;
+    j["num_experts_per_tok"] = c.experts_top_k;
+    j["router_aux_loss_coef"] = c.router_aux_loss_coef;
+    j["output_router_logits"] = c.router_aux_loss_coef > 0.0;
+  }
   if (type == "gemma") j["hidden_activation"] = "gelu_pytorch_tanh";
   else j["hidden_act"] = "silu";
 }
@@ -169,6 +191,7 @@ void copy_llama_keys(const ModelConfig& c, const std::string& type, json& j) {
 // The [model] fields a Hugging Face family fixes, as text, for comparing a model with its family.
 std::vector<std::pair<std::string, std::string>> structure(const ModelConfig& c) {
   const bool rope = c.position_embedding == PositionEmbedding::Rope;
+  const bool moe = c.ffn_type == FfnType::Moe;
   return {{"vocab_size", fmt::format("{}", c.vocab_size)}, {"d_model", fmt::format("{}", c.d_model)},
           {"n_heads", fmt::format("{}", c.n_heads)}, {"n_layers", fmt::format("{}", c.n_layers)},
           {"d_ff", fmt::format("{}", c.d_ff)}, {"context_length", fmt::format("{}", c.context_length)},
@@ -178,7 +201,10 @@ std::vector<std::pair<std::string, std::string>> structure(const ModelConfig& c)
           {"bias", c.bias ? "true" : "false"}, {"tie_embeddings", c.tie_embeddings ? "true" : "false"},
           {"embedding_scale", enum_name(c.embedding_scale)}, {"position_embedding", enum_name(c.position_embedding)},
           {"rope_theta", rope ? fmt::format("{}", c.rope_theta) : "-"},
-          {"sliding_window", fmt::format("{}", c.sliding_window)}, {"padding_idx", fmt::format("{}", c.padding_idx)}};
+          {"sliding_window", fmt::format("{}", c.sliding_window)}, {"padding_idx", fmt::format("{}", c.padding_idx)},
+          {"n_experts", moe ? fmt::format("{}", c.n_experts) : "-"},
+          {"experts_top_k", moe ? fmt::format("{}", c.experts_top_k) : "-"},
+          {"router_aux_loss_coef", moe ? fmt::format("{}", c.router_aux_loss_coef) : "-"}};
 }
 
 // Names Hugging Face may store that carry no parameter: attention masks of old GPT checkpoints,
@@ -218,7 +244,7 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir, const std::string& dtype
   for (const auto& [name, param] : shapes.named_parameters()) wanted[name] = param.shape();
   std::set<std::string> used;
   const DType to = dtype == "float64" ? DType::F64 : DType::F32;
-  for (const HfTensorRule& rule : hf_tensor_rules(out.model_type, out.config.n_layers)) {
+  for (const HfTensorRule& rule : hf_tensor_rules(out.model_type, out.config.n_layers, out.config.n_experts)) {
     std::vector<Shape> part_shapes;
     for (const std::string& n : rule.normlab)
       if (wanted.count(n)) part_shapes.push_back(wanted.at(n));
@@ -259,7 +285,7 @@ NamedTensors to_hf_tensors(const std::string& model_type, const ModelConfig& con
   for (const auto& [name, t] : named) by_name[name] = t.to(Device::cpu());
   NamedTensors out;
   size_t used = 0;
-  for (const HfTensorRule& rule : hf_tensor_rules(model_type, config.n_layers)) {
+  for (const HfTensorRule& rule : hf_tensor_rules(model_type, config.n_layers, config.n_experts)) {
     std::vector<Tensor> parts;
     for (const std::string& n : rule.normlab)
       if (by_name.count(n)) parts.push_back(by_name.at(n));
@@ -303,7 +329,8 @@ void write_hf_checkpoint(const std::string& dir, const std::string& model_type, 
 
 std::string hf_model_type_of_preset(const std::string& preset) {
   if (preset == "gpt1") return "openai-gpt";
-  if (preset == "gpt2" || preset == "llama" || preset == "mistral" || preset == "gemma") return preset;
+  if (preset == "gpt2" || preset == "llama" || preset == "mistral" || preset == "gemma" || preset == "mixtral")
+    return preset;
   return "";
 }
 

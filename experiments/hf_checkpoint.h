@@ -1,5 +1,5 @@
 // Hugging Face checkpoint directories (config.json + model.safetensors, as save_pretrained writes
-// them) of GPT-1 (OpenAIGPTLMHeadModel), GPT-2, Llama, Mistral and Gemma, read into a normlab
+// them) of GPT-1 (OpenAIGPTLMHeadModel), GPT-2, Llama, Mistral, Gemma and Mixtral, read into a normlab
 // ModelConfig and weights and written back. Names and layouts: experiments/hf_names.h and
 // docs/hf_interop.md. Every problem throws "[hf] <file>: ..." naming the file and the key or tensor.
 #pragma once
@@ -16,7 +16,7 @@ namespace normlab {
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 struct HfCheckpoint {
-  std::string model_type;  // "openai-gpt", "gpt2", "llama", "mistral", "gemma"
+  std::string model_type;  // "openai-gpt", "gpt2", "llama", "mistral", "gemma", "mixtral"
   ModelConfig config;      // the family's structure and sizes, dropout 0
   NamedTensors weights;    // by normlab parameter name, in config.dtype
 };

@@ -33,8 +33,8 @@ const std::vector<LayerRule>& gpt_layer_rules() {
   return rules;
 }
 
-// Llama, Mistral and Gemma (nn.Linear layers; w1 = gate, w3 = up, w2 = down).
-const std::vector<LayerRule>& llama_layer_rules() {
+// Llama, Mistral, Gemma and Mixtral attention and norms (nn.Linear layers).
+const std::vector<LayerRule>& llama_attention_rules() {
   static const std::vector<LayerRule> rules = {
       {"model.layers.{L}.input_layernorm.weight", "blocks.{L}.norm1.weight", HfLayout::same},
       {"model.layers.{L}.self_attn.q_proj.weight", "blocks.{L}.attn.q.weight", HfLayout::same},
@@ -42,6 +42,13 @@ const std::vector<LayerRule>& llama_layer_rules() {
       {"model.layers.{L}.self_attn.v_proj.weight", "blocks.{L}.attn.v.weight", HfLayout::same},
       {"model.layers.{L}.self_attn.o_proj.weight", "blocks.{L}.attn.o.weight", HfLayout::same},
       {"model.layers.{L}.post_attention_layernorm.weight", "blocks.{L}.norm2.weight", HfLayout::same},
+  };
+  return rules;
+}
+
+// Llama, Mistral and Gemma's gated MLP: w1 = gate, w3 = up, w2 = down.
+const std::vector<LayerRule>& llama_mlp_rules() {
+  static const std::vector<LayerRule> rules = {
       {"model.layers.{L}.mlp.gate_proj.weight", "blocks.{L}.ffn.w1.weight", HfLayout::same},
       {"model.layers.{L}.mlp.up_proj.weight", "blocks.{L}.ffn.w3.weight", HfLayout::same},
       {"model.layers.{L}.mlp.down_proj.weight", "blocks.{L}.ffn.w2.weight", HfLayout::same},
@@ -49,10 +56,30 @@ const std::vector<LayerRule>& llama_layer_rules() {
   return rules;
 }
 
-std::string with_layer(const std::string& pattern, int64_t layer) {
+// Mixtral's sparse MoE block: the router, then each expert {E} (same w1/w2/w3 roles as above).
+const std::vector<LayerRule>& mixtral_moe_rules() {
+  static const std::vector<LayerRule> rules = {
+      {"model.layers.{L}.block_sparse_moe.gate.weight", "blocks.{L}.ffn.router.weight", HfLayout::same},
+      {"model.layers.{L}.block_sparse_moe.experts.{E}.w1.weight", "blocks.{L}.ffn.experts.{E}.w1.weight",
+       HfLayout::same},
+      {"model.layers.{L}.block_sparse_moe.experts.{E}.w2.weight", "blocks.{L}.ffn.experts.{E}.w2.weight",
+       HfLayout::same},
+      {"model.layers.{L}.block_sparse_moe.experts.{E}.w3.weight", "blocks.{L}.ffn.experts.{E}.w3.weight",
+       HfLayout::same},
+  };
+  return rules;
+}
+
+std::vector<LayerRule> joined(std::vector<LayerRule> a, const std::vector<LayerRule>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Replaces `key` ("{L}" or "{E}") by the index, when the pattern has it.
+std::string with_index(const std::string& pattern, const char* key, int64_t index) {
   std::string out = pattern;
-  const size_t at = out.find("{L}");
-  if (at != std::string::npos) out.replace(at, 3, std::to_string(layer));
+  const size_t at = out.find(key);
+  if (at != std::string::npos) out.replace(at, 3, std::to_string(index));
   return out;
 }
 
@@ -67,13 +94,18 @@ std::vector<std::string> fused_names(const std::string& q_name) {
   return names;
 }
 
-void add_layers(std::vector<HfTensorRule>& out, const std::vector<LayerRule>& rules, int64_t n_layers) {
+// Every rule for layers 0 .. n_layers-1; a rule with {E} once per expert 0 .. n_experts-1.
+void add_layers(std::vector<HfTensorRule>& out, const std::vector<LayerRule>& rules, int64_t n_layers,
+                int64_t n_experts = 0) {
   for (int64_t l = 0; l < n_layers; ++l) {
     for (const LayerRule& r : rules) {
-      const std::string normlab = with_layer(r.normlab, l);
-      const bool fused = r.layout == HfLayout::conv1d_qkv || r.layout == HfLayout::split3;
-      out.push_back({with_layer(r.hf, l), fused ? fused_names(normlab) : std::vector<std::string>{normlab},
-                     r.layout});
+      const bool per_expert = std::string(r.hf).find("{E}") != std::string::npos;
+      for (int64_t e = 0; e < (per_expert ? n_experts : 1); ++e) {
+        const std::string hf = with_index(with_index(r.hf, "{L}", l), "{E}", e);
+        const std::string normlab = with_index(with_index(r.normlab, "{L}", l), "{E}", e);
+        const bool fused = r.layout == HfLayout::conv1d_qkv || r.layout == HfLayout::split3;
+        out.push_back({hf, fused ? fused_names(normlab) : std::vector<std::string>{normlab}, r.layout});
+      }
     }
   }
 }
@@ -113,7 +145,7 @@ std::vector<Tensor> split_rows(const Tensor& t, int64_t n) {
 }  // namespace
 
 const std::vector<std::string>& hf_model_types() {
-  static const std::vector<std::string> types = {"openai-gpt", "gpt2", "llama", "mistral", "gemma"};
+  static const std::vector<std::string> types = {"openai-gpt", "gpt2", "llama", "mistral", "gemma", "mixtral"};
   return types;
 }
 
@@ -123,10 +155,11 @@ std::string hf_architecture(const std::string& model_type) {
   if (model_type == "llama") return "LlamaForCausalLM";
   if (model_type == "mistral") return "MistralForCausalLM";
   if (model_type == "gemma") return "GemmaForCausalLM";
+  if (model_type == "mixtral") return "MixtralForCausalLM";
   fail("hf", "unknown model_type '{}'; normlab reads {}", model_type, fmt::join(hf_model_types(), ", "));
 }
 
-std::vector<HfTensorRule> hf_tensor_rules(const std::string& model_type, int64_t n_layers) {
+std::vector<HfTensorRule> hf_tensor_rules(const std::string& model_type, int64_t n_layers, int64_t n_experts) {
   std::vector<HfTensorRule> out;
   if (model_type == "openai-gpt") {
     out.push_back({"transformer.tokens_embed.weight", {"tok_emb.weight"}, HfLayout::same});
@@ -140,7 +173,11 @@ std::vector<HfTensorRule> hf_tensor_rules(const std::string& model_type, int64_t
     out.push_back({"transformer.ln_f.bias", {"final_norm.bias"}, HfLayout::same});
   } else if (model_type == "llama" || model_type == "mistral" || model_type == "gemma") {
     out.push_back({"model.embed_tokens.weight", {"tok_emb.weight"}, HfLayout::same});
-    add_layers(out, llama_layer_rules(), n_layers);
+    add_layers(out, joined(llama_attention_rules(), llama_mlp_rules()), n_layers);
+    out.push_back({"model.norm.weight", {"final_norm.weight"}, HfLayout::same});
+  } else if (model_type == "mixtral") {
+    out.push_back({"model.embed_tokens.weight", {"tok_emb.weight"}, HfLayout::same});
+    add_layers(out, joined(llama_attention_rules(), mixtral_moe_rules()), n_layers, n_experts);
     out.push_back({"model.norm.weight", {"final_norm.weight"}, HfLayout::same});
   } else {
     hf_architecture(model_type);  // throws naming the known types

@@ -5,7 +5,7 @@
 //   conv1d     GPT's Conv1D stores (in, out): transposed
 //   conv1d_qkv GPT's c_attn weight (C, 3C): transposed to (3C, C), rows split into q, k, v
 //   split3     GPT's c_attn bias (3C,): split into the q, k, v biases
-// A new family (e.g. Mixtral's experts) is one more table in hf_names.cpp.
+// A new family is one more table in hf_names.cpp; patterns expand {L} per layer and {E} per expert.
 #pragma once
 #include <string>
 #include <utility>
@@ -25,14 +25,15 @@ struct HfTensorRule {
 };
 
 // The families normlab reads and writes, by Hugging Face model_type: "openai-gpt", "gpt2", "llama",
-// "mistral", "gemma".
+// "mistral", "gemma", "mixtral".
 const std::vector<std::string>& hf_model_types();
 // The HF class name written in config.json "architectures" ("LlamaForCausalLM", ...).
 std::string hf_architecture(const std::string& model_type);
 
 // Every rule of the family for n_layers layers, including tensors the config may not have (biases,
-// final norm, lm_head); the caller keeps those whose normlab names the model has.
-std::vector<HfTensorRule> hf_tensor_rules(const std::string& model_type, int64_t n_layers);
+// final norm, lm_head); the caller keeps those whose normlab names the model has. n_experts: the
+// experts per layer (Mixtral's num_local_experts; the other families ignore it).
+std::vector<HfTensorRule> hf_tensor_rules(const std::string& model_type, int64_t n_layers, int64_t n_experts = 0);
 
 // Layout changes (host tensors; the dtype is kept).
 Tensor hf_tensor_from_parts(HfLayout layout, const std::vector<Tensor>& parts);

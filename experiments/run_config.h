@@ -37,7 +37,7 @@ struct LogConfig {
 };
 
 struct RunConfig {
-  std::string preset;              // "" | gpt1 | gpt2 | llama | mistral | gemma
+  std::string preset;              // "" | gpt1 | gpt2 | llama | mistral | gemma | mixtral
   ModelConfig model;
   OptimConfig optim;
   ScheduleConfig schedule;

@@ -37,7 +37,7 @@ ModelConfig apply(ModelConfig c, const Family& f) {
 
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"gpt1", "gpt2", "llama", "mistral", "gemma"}; }
+std::vector<std::string> preset_names() { return {"gpt1", "gpt2", "llama", "mistral", "gemma", "mixtral"}; }
 
 const std::vector<std::string>& preset_keys() {
   static const std::vector<std::string> keys = {
@@ -58,6 +58,7 @@ ModelConfig apply_preset(const std::string& name, ModelConfig base) {
   if (name == "gpt2") return apply(base, {P::Pre, N::LayerNorm, 1e-5, F::Gelu, true, true, I::Gpt2, S::None, Pos::Learned, 10000.0, 0});
   if (name == "llama") return apply(base, {P::Pre, N::RmsNorm, 1e-6, F::SwiGlu, false, false, I::Normal, S::None, Pos::Rope, 10000.0, 0});
   if (name == "mistral") return apply(base, {P::Pre, N::RmsNorm, 1e-5, F::SwiGlu, false, false, I::Normal, S::None, Pos::Rope, 10000.0, 4096});
+  if (name == "mixtral") return apply(base, {P::Pre, N::RmsNorm, 1e-5, F::Moe, false, false, I::Normal, S::None, Pos::Rope, 1e6, 0});
   if (name == "gemma") return apply(base, {P::Pre, N::RmsNormUnitOffset, 1e-6, F::GeGlu, false, true, I::Normal, S::SqrtD, Pos::Rope, 10000.0, 0});
   fail("model", "unknown preset '{}'; valid presets: {}", name, fmt::join(preset_names(), ", "));
 }

@@ -9,6 +9,9 @@
 //   mistral: llama with rmsnorm eps 1e-5 and a sliding window of 4096
 //   gemma:   pre,  rmsnorm_unit_offset (1 + w) eps 1e-6, geglu (tanh gelu), no bias, tied head,
 //            rope theta 10000, token embeddings times sqrt(d_model), normal(0.02)
+//   mixtral: pre,  rmsnorm eps 1e-5, moe (SwiGLU experts), no bias, untied head, rope theta 1e6, no
+//            window, normal(0.02); n_experts and experts_top_k are sizes kept from `base` (their
+//            defaults, 8 and 2, are Mixtral 8x7B's)
 #pragma once
 #include <string>
 #include <vector>
@@ -17,7 +20,8 @@
 
 namespace normlab {
 
-// Throws "[model] unknown preset 'x'; valid presets: gpt1, gpt2, llama, mistral, gemma".
+// Throws "[model] unknown preset 'x'; valid presets: gpt1, gpt2, llama, mistral, gemma,
+// mixtral".
 ModelConfig apply_preset(const std::string& name, ModelConfig base);
 std::vector<std::string> preset_names();
 // The [model] keys every preset sets (norm_placement, norm_type, ...).

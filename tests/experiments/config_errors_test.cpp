@@ -98,7 +98,7 @@ TEST(ConfigErrors, UnknownChoices) {
   EXPECT_EQ(file_error("[train]\nname = \"a/b\"\n"),
             "x.toml:2: [train] name must be a plain directory name (not empty, no '/'), got 'a/b'");
   EXPECT_EQ(file_error("preset = \"gtp2\"\n"),
-            "x.toml:1: preset must be one of gpt1, gpt2, llama, mistral, gemma; got 'gtp2' (did you mean 'gpt2'?)");
+            "x.toml:1: preset must be one of gpt1, gpt2, llama, mistral, gemma, mixtral; got 'gtp2' (did you mean 'gpt2'?)");
 }
 
 TEST(ConfigErrors, ChecksAcrossKeysNameTheLastKeySet) {
@@ -152,7 +152,7 @@ TEST(ConfigErrors, OverridesNameTheOverride) {
   EXPECT_EQ(override_error("lr"), "override 'lr': expected section.key=value");
   EXPECT_EQ(override_error("lr=1"), "override 'lr=1': expected section.key=value");
   EXPECT_EQ(override_error("model.n_heads=3"), "override 'model.n_heads=3': [model] d_model (128) must be divisible by n_heads (3) unless head_dim is set");
-  EXPECT_EQ(override_error("preset=nope"), "override 'preset=nope': preset must be one of gpt1, gpt2, llama, mistral, gemma; got 'nope'");
+  EXPECT_EQ(override_error("preset=nope"), "override 'preset=nope': preset must be one of gpt1, gpt2, llama, mistral, gemma, mixtral; got 'nope'");
 }
 
 TEST(ConfigErrors, OverrideOfACrossCheckedKeyIsBlamedOverTheFile) {

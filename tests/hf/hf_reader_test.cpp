@@ -22,7 +22,7 @@ using test::error_of;
 using testing::hf_fixture_dir;
 using test::ScratchDir;
 
-const std::vector<std::string> kFamilies = {"gpt1", "gpt2", "llama", "mistral", "gemma"};
+const std::vector<std::string> kFamilies = {"gpt1", "gpt2", "llama", "mistral", "gemma", "mixtral"};
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
@@ -84,7 +84,7 @@ TEST(HfReader, UnknownModelTypeNamesTheFileAndTheKnownTypes) {
   const std::string path = copy_fixture(dir, "llama", "\"model_type\": \"llama\"", "\"model_type\": \"bert\"");
   EXPECT_EQ(error_of([&] { read_hf_checkpoint(path); }),
             "[hf] " + path + "/config.json: unknown model_type 'bert'; normlab reads openai-gpt, gpt2, llama, "
-            "mistral, gemma");
+            "mistral, gemma, mixtral");
 }
 
 TEST(HfReader, UnsupportedConfigValueNamesTheKey) {
@@ -141,6 +141,34 @@ TEST(HfReader, AFamilyThatCannotExpressTheModelSaysWhy) {
   c.norm_type = NormType::LayerNorm;
   EXPECT_EQ(error_of([&] { hf_config_json("llama", c); }),
             "[hf] model_type 'llama' cannot express norm_type = layernorm (it has rmsnorm)");
+}
+
+TEST(HfReader, MixtralConfigAndExperts) {
+  const HfCheckpoint checkpoint = read_hf_checkpoint(hf_fixture_dir("mixtral"));
+  const ModelConfig& c = checkpoint.config;
+  EXPECT_EQ(c.ffn_type, FfnType::Moe);
+  EXPECT_EQ(c.n_experts, 4);
+  EXPECT_EQ(c.experts_top_k, 2);
+  EXPECT_EQ(c.router_aux_loss_coef, 0.0);  // output_router_logits false: HF's loss has no aux term
+  EXPECT_EQ(c.sliding_window, 0);          // null
+  EXPECT_EQ(c.rope_theta, 1e6);
+  EXPECT_EQ(c.norm_eps, 1e-5);
+  EXPECT_EQ(c.n_kv_heads, 2);
+  ScratchDir dir;
+  const std::string aux = copy_fixture(dir, "mixtral", "\"output_router_logits\": false",
+                                       "\"output_router_logits\": true");
+  const ModelConfig with_aux = read_hf_checkpoint(aux).config;
+  EXPECT_EQ(with_aux.router_aux_loss_coef, 0.001);
+  EXPECT_NE(hf_config_json("mixtral", with_aux).find("\"output_router_logits\": true"), std::string::npos);
+  // Fewer experts in config.json than in the file: the router's shape says so.
+  ScratchDir dir2;
+  const std::string fewer = copy_fixture(dir2, "mixtral", "\"num_local_experts\": 4", "\"num_local_experts\": 3");
+  EXPECT_EQ(error_of([&] { read_hf_checkpoint(fewer); }),
+            "[hf] " + fewer + "/model.safetensors: tensor 'model.layers.0.block_sparse_moe.gate.weight' has shape "
+            "(4, 64) but (3, 64) is expected");
+  // A mixtral model is not a mistral one.
+  EXPECT_EQ(error_of([&] { hf_config_json("mistral", c); }),
+            "[hf] model_type 'mistral' cannot express ffn_type = moe (it has swiglu)");
 }
 
 }  // namespace

@@ -38,6 +38,17 @@ TEST(Presets, SetTheDocumentedFields) {
   EXPECT_EQ(gemma.norm_placement, NormPlacement::Pre);
   EXPECT_EQ(gemma.embedding_scale, EmbeddingScale::SqrtD);
   EXPECT_EQ(llama.embedding_scale, EmbeddingScale::None);
+  const ModelConfig mixtral = apply_preset("mixtral", base);
+  EXPECT_EQ(mixtral.norm_placement, NormPlacement::Pre);
+  EXPECT_EQ(mixtral.norm_type, NormType::RmsNorm);
+  EXPECT_EQ(mixtral.norm_eps, 1e-5);
+  EXPECT_EQ(mixtral.ffn_type, FfnType::Moe);
+  EXPECT_FALSE(mixtral.bias);
+  EXPECT_FALSE(mixtral.tie_embeddings);
+  EXPECT_EQ(mixtral.position_embedding, PositionEmbedding::Rope);
+  EXPECT_EQ(mixtral.rope_theta, 1e6);
+  EXPECT_EQ(mixtral.sliding_window, 0);
+  EXPECT_EQ(mixtral.init, InitScheme::Normal);
   // Positions, attention and init (Hugging Face's families).
   EXPECT_EQ(gpt1.init, InitScheme::Normal);
   EXPECT_EQ(gpt1.position_embedding, PositionEmbedding::Learned);
@@ -54,9 +65,19 @@ TEST(Presets, SetTheDocumentedFields) {
   EXPECT_EQ(gemma.seed, base.seed);
 }
 
+TEST(Presets, MixtralKeepsTheExpertCountsOfTheBase) {
+  ModelConfig base = testing::small_config("pre");
+  EXPECT_EQ(apply_preset("mixtral", base).n_experts, 8);  // the defaults are Mixtral 8x7B's
+  EXPECT_EQ(apply_preset("mixtral", base).experts_top_k, 2);
+  base.n_experts = 4;
+  base.experts_top_k = 1;
+  EXPECT_EQ(apply_preset("mixtral", base).n_experts, 4);
+  EXPECT_EQ(apply_preset("mixtral", base).experts_top_k, 1);
+}
+
 TEST(Presets, EveryPresetBuildsAndRuns) {
   const auto names = preset_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"gpt1", "gpt2", "llama", "mistral", "gemma"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"gpt1", "gpt2", "llama", "mistral", "gemma", "mixtral"}));
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     TransformerLM model(apply_preset(name, testing::small_config("pre")));
@@ -69,7 +90,8 @@ TEST(Presets, UnknownNameListsTheValidOnes) {
     apply_preset("gpt5", ModelConfig{});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "[model] unknown preset 'gpt5'; valid presets: gpt1, gpt2, llama, mistral, gemma");
+    EXPECT_STREQ(e.what(), "[model] unknown preset 'gpt5'; valid presets: gpt1, gpt2, llama, mistral, gemma, "
+                 "mixtral");
   }
 }
 

@@ -73,6 +73,9 @@ TEST(ReferenceModel, PresetsMatchTheFormulas) {
   for (const std::string& name : preset_names()) {
     SCOPED_TRACE(name);
     ModelConfig c = apply_preset(name, small_config("pre"));
+    // reference_model.h has no MoE FFN: mixtral's is checked by Moe.MatchesThePlainLoopsReference
+    // and, as a whole model, by HfParity.Mixtral.
+    if (c.ffn_type == FfnType::Moe) continue;
     c.n_layers = 3;
     expect_model_matches_reference(c);
   }
