@@ -20,12 +20,9 @@ Storage::~Storage() { backend_for(device).deallocate(data, bytes); }
 Device parse_device(const std::string& text) {
   if (text == "cpu") return Device::cpu();
   if (text == "cuda") return Device::cuda(0);
-  if (text.rfind("cuda:", 0) == 0) {
-    try {
-      return Device::cuda(std::stoi(text.substr(5)));
-    } catch (const std::exception&) {
-    }
-  }
+  const std::string index = text.rfind("cuda:", 0) == 0 ? text.substr(5) : "";
+  if (!index.empty() && index.size() <= 4 && index.find_first_not_of("0123456789") == std::string::npos)
+    return Device::cuda(std::stoi(index));
   fail("device", "unknown device '{}' (expected cpu, cuda or cuda:N)", text);
 }
 

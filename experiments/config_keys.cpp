@@ -146,10 +146,11 @@ std::string read_device(const toml::node& node, Device& out) {
   std::string error;
   const std::optional<std::string> v = convert(node, static_cast<std::string*>(nullptr), error);
   if (!v) return ": " + error;
-  const std::string index = v->rfind("cuda:", 0) == 0 ? v->substr(5) : "";
-  const bool index_ok = !index.empty() && index.size() <= 4 && index.find_first_not_of("0123456789") == std::string::npos;
-  if (*v != "cpu" && *v != "cuda" && !index_ok) return fmt::format(" must be cpu, cuda or cuda:N; got '{}'", *v);
-  out = parse_device(*v);
+  try {
+    out = parse_device(*v);  // the one list of device names
+  } catch (const Error&) {
+    return fmt::format(" must be cpu, cuda or cuda:N; got '{}'", *v);
+  }
   return "";
 }
 
