@@ -45,6 +45,9 @@ Var merge_heads(const Var& x);
 Var narrow_last(const Var& x, int64_t start, int64_t length);
 // y = x copied to `device` (CPU <-> CUDA). Copying changes no value, so dx = g copied back to x's device.
 Var to_device(const Var& x, Device device);
+// y = x converted to dtype (float32 <-> bfloat16/float16/float64; rounding when narrowing);
+// dx = g converted back to x's dtype. Returns x itself when it already has that dtype.
+Var cast(const Var& x, DType dtype);
 
 // ---- index moves (autograd/ops/index.cpp): integer indices are constants of the forward ----
 // x (..., E), idx (..., k) int32 -> y (..., k), y[..., j] = x[..., idx[..., j]] (take along the last axis).

@@ -1,10 +1,12 @@
-// Element types. float32 and float64 compute today; float16/bfloat16 are storage types whose
-// kernels (norm statistics in float32, as the seed article explains) arrive with their users.
-// int32 holds token ids and targets.
+// Element types. float32 and float64 compute; float16/bfloat16 are storage types (core/half.h):
+// kernels load them to float32, compute, and store the result rounded. int32 holds token ids and
+// targets.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+
+#include "core/half.h"
 
 namespace normlab {
 
@@ -33,10 +35,14 @@ constexpr std::string_view dtype_name(DType t) {
 }
 
 constexpr bool is_floating(DType t) { return t != DType::I32; }
+// The 16-bit floating types: storage only, computed in float32.
+constexpr bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 
 template <typename T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::F32; }
 template <> constexpr DType dtype_of<double>() { return DType::F64; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::I32; }
+template <> constexpr DType dtype_of<bfloat16>() { return DType::BF16; }
+template <> constexpr DType dtype_of<float16>() { return DType::F16; }
 
 }  // namespace normlab

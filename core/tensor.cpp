@@ -80,12 +80,14 @@ template <typename F> Tensor generate(const Shape& shape, DType dtype, const cha
   const int64_t n = t.numel();
   auto write = [&](auto* p) {
     using T = std::remove_pointer_t<decltype(p)>;
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(value(i));
+    for (int64_t i = 0; i < n; ++i) p[i] = convert_element<T>(value(i));
   };
   switch (dtype) {
     case DType::F32: write(t.data<float>()); break;
     case DType::F64: write(t.data<double>()); break;
     case DType::I32: write(t.data<int32_t>()); break;
+    case DType::BF16: write(t.data<bfloat16>()); break;
+    case DType::F16: write(t.data<float16>()); break;
     default: fail(op, "does not support {}", dtype_name(dtype));
   }
   return t;
@@ -254,6 +256,12 @@ std::vector<double> Tensor::to_vector() const {
     case DType::F32: std::copy_n(t.data<float>(), out.size(), out.begin()); break;
     case DType::F64: std::copy_n(t.data<double>(), out.size(), out.begin()); break;
     case DType::I32: std::copy_n(t.data<int32_t>(), out.size(), out.begin()); break;
+    case DType::BF16:
+      for (size_t i = 0; i < out.size(); ++i) out[i] = bf16_to_float(t.data<bfloat16>()[i]);
+      break;
+    case DType::F16:
+      for (size_t i = 0; i < out.size(); ++i) out[i] = f16_to_float(t.data<float16>()[i]);
+      break;
     default: fail("to_vector", "unsupported dtype {}", dtype_name(t.dtype()));
   }
   return out;

@@ -12,6 +12,20 @@ Var to_device(const Var& x, Device device) {
   return record("to_device", {x}, x.value().to(device), [from](const Tensor& g) -> Grads { return {g.to(from)}; });
 }
 
+// y = x converted to dtype (rounded to nearest even when narrowing, exact when widening). The
+// rounding is treated as the identity in the backward (its derivative is 1 almost everywhere at the
+// scale of the data; zero between representable values would stop all learning), so
+//   dx = g converted back to x's dtype.
+// A cast to x's own dtype records nothing and returns x.
+Var cast(const Var& x, DType dtype) {
+  NL_CHECK(is_floating(dtype) && is_floating(x.value().dtype()), "cast",
+           "casts between floating dtypes only, got {} -> {}", dtype_name(x.value().dtype()),
+           dtype_name(dtype));
+  if (x.value().dtype() == dtype) return x;
+  const DType from = x.value().dtype();
+  return record("cast", {x}, x.value().to(dtype), [from](const Tensor& g) -> Grads { return {g.to(from)}; });
+}
+
 // y = x viewed with a new shape (a view: it shares x's storage when x is contiguous).
 // Every element keeps its row-major index, so dL/dx_i = dL/dy_i:   dx = g.reshape(x.shape).
 Var reshape(const Var& x, const Shape& shape) {

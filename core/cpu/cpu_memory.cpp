@@ -34,6 +34,8 @@ void CpuBackend::fill(Tensor& out, double value) {
     case DType::F32: std::fill_n(out.data<float>(), n, static_cast<float>(value)); break;
     case DType::F64: std::fill_n(out.data<double>(), n, value); break;
     case DType::I32: std::fill_n(out.data<int32_t>(), n, static_cast<int32_t>(value)); break;
+    case DType::BF16: std::fill_n(out.data<bfloat16>(), n, convert_element<bfloat16>(value)); break;
+    case DType::F16: std::fill_n(out.data<float16>(), n, convert_element<float16>(value)); break;
     default: fail("fill", "unsupported dtype {}", dtype_name(out.dtype()));
   }
 }
@@ -45,7 +47,7 @@ void strided_copy(const S* src, const Shape& shape, const Shape& strides, D* dst
   const int nd = static_cast<int>(shape.size());
   const int64_t n = numel_of(shape);
   if (nd == 0) {
-    dst[0] = static_cast<D>(src[0]);
+    dst[0] = convert_element<D>(src[0]);
     return;
   }
   std::vector<int64_t> index(nd, 0);
@@ -59,7 +61,7 @@ void strided_copy(const S* src, const Shape& shape, const Shape& strides, D* dst
         for (int64_t j = 0; j < inner; ++j) dst[done + j] = src[offset + j * inner_stride];
       }
     } else {
-      for (int64_t j = 0; j < inner; ++j) dst[done + j] = static_cast<D>(src[offset + j * inner_stride]);
+      for (int64_t j = 0; j < inner; ++j) dst[done + j] = convert_element<D>(src[offset + j * inner_stride]);
     }
     for (int d = nd - 2; d >= 0; --d) {  // advance the multi-index over the outer axes
       offset += strides[d];
@@ -77,6 +79,8 @@ void copy_from(const Tensor& src, Tensor& dst) {
     case DType::F32: strided_copy(s, src.shape(), src.strides(), dst.data<float>()); break;
     case DType::F64: strided_copy(s, src.shape(), src.strides(), dst.data<double>()); break;
     case DType::I32: strided_copy(s, src.shape(), src.strides(), dst.data<int32_t>()); break;
+    case DType::BF16: strided_copy(s, src.shape(), src.strides(), dst.data<bfloat16>()); break;
+    case DType::F16: strided_copy(s, src.shape(), src.strides(), dst.data<float16>()); break;
     default: fail("copy", "unsupported destination dtype {}", dtype_name(dst.dtype()));
   }
 }
@@ -93,6 +97,8 @@ void CpuBackend::copy_strided(const Tensor& src, Tensor& dst) {
     case DType::F32: copy_from<float>(src, dst); break;
     case DType::F64: copy_from<double>(src, dst); break;
     case DType::I32: copy_from<int32_t>(src, dst); break;
+    case DType::BF16: copy_from<bfloat16>(src, dst); break;
+    case DType::F16: copy_from<float16>(src, dst); break;
     default: fail("copy", "unsupported source dtype {}", dtype_name(src.dtype()));
   }
 }
