@@ -64,17 +64,19 @@ fs::path new_generation(const fs::path& run, int64_t step) {
 }
 
 void write_generation(const fs::path& gen, const TransformerLM& model, const Optimizer& optimizer,
-                      const Generator& data_gen, int64_t step) {
+                      const Generator& data_gen, int64_t step, const LossScaler* loss_scaler) {
   using namespace checkpoint_files;
   const std::string step_text = std::to_string(step);
   CheckpointManifest manifest;
   manifest.step = step;
+  TrainerState trainer_state{step, data_gen.state(), std::nullopt};
+  if (loss_scaler != nullptr && loss_scaler->enabled()) trainer_state.loss_scale = loss_scaler->state();
   manifest.files[kModel] = save_safetensors((gen / kModel).string(), model_tensors(model), {{"step", step_text}});
   manifest.files[kOptimizer] =
       save_safetensors((gen / kOptimizer).string(), optimizer.state(),
                        {{"step", step_text}, {"optimizer_steps", std::to_string(optimizer.step_count())}});
   manifest.files[kTrainerState] =
-      write_file_atomic((gen / kTrainerState).string(), trainer_state_to_json({step, data_gen.state()}));
+      write_file_atomic((gen / kTrainerState).string(), trainer_state_to_json(trainer_state));
   write_file_atomic((gen / kManifest).string(), manifest_to_json(manifest));  // fsyncs `gen` too
   sync_directory(gen.parent_path().string());                                // gen's own entry
 }
@@ -153,14 +155,14 @@ void copy_into_model(const SafetensorsFile& file, TransformerLM& model) {
 }  // namespace
 
 void save_checkpoint(const std::string& run_dir, const TransformerLM& model, const Optimizer& optimizer,
-                     const Generator& data_gen, int64_t step) {
+                     const Generator& data_gen, int64_t step, const LossScaler* loss_scaler) {
   const fs::path run(run_dir);
   const fs::path previous = current_generation(run);  // also refuses an old-format checkpoint/
   fs::path gen;
   bool switched = false;
   try {
     gen = new_generation(run, step);
-    write_generation(gen, model, optimizer, data_gen, step);
+    write_generation(gen, model, optimizer, data_gen, step, loss_scaler);
     switch_link(run, gen);
     switched = true;
   } catch (const Error& e) {
@@ -174,7 +176,7 @@ void save_checkpoint(const std::string& run_dir, const TransformerLM& model, con
 }
 
 int64_t load_checkpoint(const std::string& run_dir, TransformerLM& model, Optimizer& optimizer,
-                        Generator& data_gen) {
+                        Generator& data_gen, LossScaler* loss_scaler) {
   using namespace checkpoint_files;
   const VerifiedGeneration v = read_generation(run_dir, {kModel, kOptimizer, kTrainerState});
   const int64_t step = v.manifest.step;
@@ -195,6 +197,7 @@ int64_t load_checkpoint(const std::string& run_dir, TransformerLM& model, Optimi
   optimizer.load_state(optim_state, step);
   copy_into_model(model_file, model);
   data_gen.set_state(trainer.data_generator);
+  if (loss_scaler != nullptr && trainer.loss_scale) loss_scaler->set_state(*trainer.loss_scale);
   return step;
 }
 

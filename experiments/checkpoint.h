@@ -17,20 +17,22 @@
 
 #include "core/random.h"
 #include "nn/transformer.h"
+#include "optim/loss_scaler.h"
 #include "optim/optimizer.h"
 
 namespace normlab {
 
 // Throws "[checkpoint] step N was not saved (...)" on any failure (ENOSPC, ...), leaving the
 // previous generation current and no new files behind.
+// loss_scaler (fp16 runs) is saved in trainer_state.json too when given.
 void save_checkpoint(const std::string& run_dir, const TransformerLM& model, const Optimizer& optimizer,
-                     const Generator& data_gen, int64_t step);
+                     const Generator& data_gen, int64_t step, const LossScaler* loss_scaler = nullptr);
 // Restores model, optimizer and generator; returns the step to continue from. Everything is
 // checked before anything is changed: each file's size and CRC-32 against the manifest, the step in
 // every file, every tensor's dtype and shape, no tensor missing or unexpected, a valid generator
 // state. On any mismatch it throws naming the file, and model, optimizer and generator are untouched.
 int64_t load_checkpoint(const std::string& run_dir, TransformerLM& model, Optimizer& optimizer,
-                        Generator& data_gen);
+                        Generator& data_gen, LossScaler* loss_scaler = nullptr);
 // Loads only the model's parameters and buffers (sampling, evaluation), with the same checks.
 void load_model_weights(const std::string& run_dir, TransformerLM& model);
 // Whether the run directory has a checkpoint link (not whether it is valid).

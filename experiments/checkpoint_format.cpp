@@ -1,5 +1,7 @@
 #include "experiments/checkpoint_format.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -89,12 +91,34 @@ CheckpointManifest parse_manifest(const std::string& text, const std::string& pa
 }
 
 std::string trainer_state_to_json(const TrainerState& state) {
-  const json out = {{"step", state.step}, {"data_generator", state.data_generator}};
+  json out = {{"step", state.step}, {"data_generator", state.data_generator}};
+  if (state.loss_scale)
+    out["loss_scale"] = {{"scale", state.loss_scale->scale},
+                         {"clean_steps", state.loss_scale->clean_steps},
+                         {"skipped_steps", state.loss_scale->skipped_steps}};
   return out.dump(2) + "\n";
 }
 
+// trainer_state.json's optional "loss_scale" object: {"scale": > 0, "clean_steps", "skipped_steps"}.
+static std::optional<LossScaleState> parse_loss_scale(const json& root, const std::string& path) {
+  if (!root.contains("loss_scale")) return std::nullopt;
+  const json& o = root["loss_scale"];
+  if (!o.is_object()) malformed(path, "\"loss_scale\" must be an object");
+  check_keys(o, {"scale", "clean_steps", "skipped_steps"}, path, "loss_scale: ");
+  LossScaleState state;
+  if (!o["scale"].is_number() || !(o["scale"].get<double>() > 0) || !std::isfinite(o["scale"].get<double>()))
+    malformed(path, "\"loss_scale.scale\" must be a positive finite number, got {}", o["scale"].dump());
+  state.scale = o["scale"].get<double>();
+  state.clean_steps = static_cast<int64_t>(unsigned_value(o["clean_steps"], kMaxStep, path, "loss_scale.clean_steps"));
+  state.skipped_steps =
+      static_cast<int64_t>(unsigned_value(o["skipped_steps"], kMaxStep, path, "loss_scale.skipped_steps"));
+  return state;
+}
+
 TrainerState parse_trainer_state(const std::string& text, const std::string& path) {
-  const json root = parse_object(text, path);
+  json root = parse_object(text, path);
+  const std::optional<LossScaleState> loss_scale = parse_loss_scale(root, path);
+  root.erase("loss_scale");  // optional: written by fp16 runs only
   check_keys(root, {"step", "data_generator"}, path, "");
   TrainerState state;
   state.step = static_cast<int64_t>(unsigned_value(root["step"], kMaxStep, path, "step"));
@@ -106,6 +130,7 @@ TrainerState parse_trainer_state(const std::string& text, const std::string& pat
   if (!Generator::is_valid_state(state.data_generator))
     malformed(path, "\"data_generator\" is not a valid generator state (all-zero words, a flag other than "
               "0/1, or a non-finite spare): the file is damaged");
+  state.loss_scale = loss_scale;
   return state;
 }
 

@@ -12,9 +12,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "experiments/atomic_file.h"
+#include "optim/loss_scaler.h"
 
 namespace normlab {
 
@@ -37,6 +39,7 @@ CheckpointManifest parse_manifest(const std::string& text, const std::string& pa
 struct TrainerState {
   int64_t step = 0;
   std::array<uint64_t, 6> data_generator{};
+  std::optional<LossScaleState> loss_scale;  // fp16 runs: the dynamic loss scale ("loss_scale")
 };
 std::string trainer_state_to_json(const TrainerState& state);
 TrainerState parse_trainer_state(const std::string& text, const std::string& path);

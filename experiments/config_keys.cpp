@@ -281,7 +281,10 @@ void add_train_keys(std::vector<KeySpec>& t) {
       .key("device", &TrainConfig::device)
       .key("divergence_loss", &TrainConfig::divergence_loss, greater_than(0.0))
       .key("fail_on_divergence", &TrainConfig::fail_on_divergence)
-      .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount});
+      .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount})
+      .key("precision", &TrainConfig::precision)
+      .key("loss_scale_init", &TrainConfig::loss_scale_init, greater_than(0.0))
+      .key("loss_scale_growth_interval", &TrainConfig::loss_scale_growth_interval, IntRange{1, kMaxCount});
 }
 
 void add_log_keys(std::vector<KeySpec>& t) {
@@ -346,6 +349,17 @@ std::vector<CrossCheck> build_cross_checks() {
                             ? ""
                             : fmt::format("context ({}) must be <= model.context_length ({})",
                                           r.train.context, r.model.context_length);
+               }});
+  c.push_back({"train", {"train.precision", "model.dtype", "train.device"}, [](const RunConfig& r) {
+                 if (r.train.precision == Precision::Fp32) return std::string();
+                 if (r.model.dtype != "float32")
+                   return fmt::format("precision '{}' keeps float32 master weights: model.dtype must be "
+                                      "\"float32\", got \"{}\"", enum_name(r.train.precision), r.model.dtype);
+                 if (r.train.device.kind != DeviceKind::CPU)
+                   return fmt::format("precision '{}' runs on the CPU only (CUDA has 16-bit GEMM and norm "
+                                      "kernels but not the rest), got device '{}'",
+                                      enum_name(r.train.precision), r.train.device.str());
+                 return std::string();
                }});
   c.push_back({"schedule", {"schedule.kind", "schedule.warmup_steps"}, [](const RunConfig& r) {
                  return r.schedule.kind != ScheduleKind::InverseSqrt || r.schedule.warmup_steps >= 1

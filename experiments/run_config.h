@@ -7,12 +7,26 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/named_enum.h"
 #include "data/dataset.h"
 #include "nn/model_config.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
 
 namespace normlab {
+
+// train.precision: where activations and matrix products run. Weights, gradients and optimizer
+// state stay float32 (the master copy) in every precision; norm statistics, softmax and the loss
+// are computed in float32 (autograd/autocast.h). fp16 adds dynamic loss scaling (optim/loss_scaler.h).
+enum class Precision { Fp32, Bf16, Fp16 };
+template <> struct EnumNames<Precision> {
+  static constexpr std::array<NamedValue<Precision>, 3> values{
+      {{Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"}}};
+};
+// The 16-bit dtype a precision computes in (F32 for fp32).
+constexpr DType compute_dtype(Precision p) {
+  return p == Precision::Bf16 ? DType::BF16 : p == Precision::Fp16 ? DType::F16 : DType::F32;
+}
 
 struct TrainConfig {
   std::string name = "run";        // run directory name under out_dir
@@ -26,6 +40,9 @@ struct TrainConfig {
   double divergence_loss = 1e4;    // a loss above this (or NaN/Inf anywhere) marks the run diverged
   bool fail_on_divergence = false; // exit non-zero when the run diverges
   int64_t checkpoint_every = 0;    // 0 = only at the end
+  Precision precision = Precision::Fp32;
+  double loss_scale_init = 65536.0;          // fp16: the first loss scale (2^16)
+  int64_t loss_scale_growth_interval = 2000; // fp16: clean steps before the scale doubles
 };
 
 struct LogConfig {

@@ -9,6 +9,8 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "autograd/autocast.h"
+#include "autograd/ops.h"
 #include "autograd/tape.h"
 #include "core/backend.h"
 #include "core/ops.h"
@@ -22,6 +24,7 @@
 #include "experiments/run_dir.h"
 #include "experiments/tensorboard.h"
 #include "nn/transformer.h"
+#include "optim/loss_scaler.h"
 #include "optim/schedule.h"
 
 namespace fs = std::filesystem;
@@ -40,6 +43,7 @@ double seconds_since(Clock::time_point t0) {
 // evaluating never changes the training data stream. Each rank evaluates its shard of every batch.
 double validation_loss(TransformerLM& model, const Dataset& data, const RunConfig& c, Communicator& comm) {
   NoGradGuard no_grad;
+  AutocastGuard autocast(compute_dtype(c.train.precision));  // evaluated as it trains
   model.eval();
   Generator gen(c.train.seed * 1000003ull + 7919ull);
   double total = 0.0;
@@ -95,7 +99,8 @@ void log_metrics(RunFiles& files, const nlohmann::json& record) {
 // Locks the run directory, writes a fresh run's config files or restores a resumed run's
 // checkpoint (checked before anything changes), then opens the logs; returns the first step.
 int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& given, const TrainOptions& options,
-                       const Dataset& data, TransformerLM& model, Optimizer& optimizer, Generator& data_gen) {
+                       const Dataset& data, TransformerLM& model, Optimizer& optimizer, Generator& data_gen,
+                       LossScaler& scaler) {
   const bool resuming = !options.resume_dir.empty();
   const fs::path resume_path = fs::path(options.resume_dir).lexically_normal();
   files.dir.emplace(resuming ? prepare_run_dir(resume_path.parent_path().string(), resume_path.filename().string(), RunDirMode::resume)
@@ -110,7 +115,7 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
   } else {
     // load_checkpoint checks every file before it changes anything; only a checkpoint that
     // passed may cut the logs back to its step (below) and drop the summary.
-    start_step = load_checkpoint(dir.string(), model, optimizer, data_gen);
+    start_step = load_checkpoint(dir.string(), model, optimizer, data_gen, &scaler);
     keep_logs_through = start_step - 1;
     fs::remove(dir / run_files::kSummary);
   }
@@ -148,6 +153,14 @@ void log_grad_norms(RunFiles& files, const TransformerLM& model, int64_t step, b
                zero.size(), zero.front());
 }
 
+// The step's loss, forward under the run's precision (autocast to 16 bits for bf16/fp16).
+Var forward_loss(TransformerLM& model, const Batch& batch, Precision precision) {
+  AutocastGuard autocast(compute_dtype(precision));
+  return model.training_loss(batch.inputs, batch.targets);
+}
+
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
 // Why the step diverged ("" if it did not): NaN/Inf anywhere, or a loss above train.divergence_loss.
 std::string divergence_reason(double loss_value, double grad_norm, const RunConfig& c) {
   if (!std::isfinite(loss_value)) return fmt::format("loss is {}", loss_value);
@@ -157,7 +170,8 @@ std::string divergence_reason(double loss_value, double grad_norm, const RunConf
   return "";
 }
 
-void write_final_summary(const fs::path& dir, const TrainResult& result, const RunConfig& c, const TransformerLM& model) {
+void write_final_summary(const fs::path& dir, const TrainResult& result, const RunConfig& c, const TransformerLM& model,
+                         const LossScaler& scaler) {
   nlohmann::json summary = {{"status", result.status},
                             {"steps_done", result.steps_done},
                             {"steps", c.train.steps},
@@ -166,7 +180,12 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
                             {"best_val_loss", result.best_val_loss},
                             {"tokens_per_s", result.tokens_per_second},
                             {"wall_s", result.wall_seconds},
-                            {"parameters", model.parameter_count()}};
+                            {"parameters", model.parameter_count()},
+                            {"precision", enum_name(c.train.precision)}};
+  if (scaler.enabled()) {
+    summary["loss_scale"] = scaler.scale();
+    summary["skipped_steps"] = scaler.state().skipped_steps;
+  }
   if (result.status == "diverged") {
     summary["diverged_at_step"] = result.steps_done;
     summary["reason"] = result.reason;
@@ -176,9 +195,9 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
 
 // The checkpoint of `step`: every rank checks that it holds rank 0's weights, rank 0 saves.
 void checkpoint(RunFiles& files, const TransformerLM& model, const Optimizer& optimizer, const Generator& data_gen,
-                int64_t step, Communicator& comm) {
+                const LossScaler& scaler, int64_t step, Communicator& comm) {
   check_replicas_agree(model, step, comm);
-  if (files.dir) save_checkpoint(files.dir->path.string(), model, optimizer, data_gen, step);
+  if (files.dir) save_checkpoint(files.dir->path.string(), model, optimizer, data_gen, step, &scaler);
 }
 
 // Gradient norms and the residual-stream RMS are logged at step 0 (initialization, before any
@@ -197,6 +216,7 @@ struct TrainState {
   std::optional<TransformerLM> model;  // on train.device; batches follow it
   std::unique_ptr<Optimizer> optimizer;
   Generator data_gen;
+  LossScaler scaler;  // enabled for train.precision = fp16
   TrainResult result;
   RunFiles files;
   int64_t start_step = 0, end_step = 0, tokens_per_step = 0;
@@ -208,6 +228,7 @@ struct TrainState {
 // One step's numbers over the global batch, and why it diverged ("" if it did not).
 struct StepOutcome {
   double loss = 0.0, router_aux = NAN, grad_norm = 0.0, lr = 0.0;
+  bool skipped = false;  // fp16: gradients overflowed, the update was skipped
   std::string divergence;
 };
 
@@ -230,6 +251,8 @@ void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOpti
   s.model->to(c.train.device);
   s.optimizer = make_optimizer(c.optim, s.model->named_parameters());
   s.data_gen = Generator(c.train.seed);
+  s.scaler = LossScaler({c.train.precision == Precision::Fp16, c.train.loss_scale_init,
+                         c.train.loss_scale_growth_interval});
   s.moe = c.model.ffn_type == FfnType::Moe;
 }
 
@@ -241,9 +264,13 @@ void open_run(TrainState& s, const RunConfig& given, const TrainOptions& options
   result.run_dir = resuming ? fs::path(options.resume_dir).lexically_normal().string()
                             : (fs::path(s.c.train.out_dir) / s.c.train.name).string();
   if (s.comm.is_root())
-    s.start_step = open_run_files(s.files, s.c, given, options, *s.data, *s.model, *s.optimizer, s.data_gen);
-  // Every rank starts from rank 0's weights, optimizer state, data stream and step.
+    s.start_step =
+        open_run_files(s.files, s.c, given, options, *s.data, *s.model, *s.optimizer, s.data_gen, s.scaler);
+  // Every rank starts from rank 0's weights, optimizer state, data stream, loss scale and step.
   s.start_step = copy_from_root(*s.model, *s.optimizer, s.data_gen, s.start_step, s.comm);
+  LossScaleState scale_state = s.scaler.state();
+  s.comm.broadcast(&scale_state, sizeof scale_state, 0);
+  s.scaler.set_state(scale_state);
   s.tty = !s.quiet && isatty(STDERR_FILENO);
   s.end_step = options.stop_after >= 0 ? std::min(s.c.train.steps, s.start_step + options.stop_after) : s.c.train.steps;
   result.status = "completed";
@@ -272,22 +299,30 @@ StepOutcome train_step(TrainState& s, int64_t step) {
   model.set_record_residual_rms(log_norms);  // the probe reads one number back per layer
   // Cross-entropy, plus router_aux_loss_coef times the MoE load-balancing loss when that is on
   // (each rank's own tokens' balance: under MPI not equal to one process's, see data_parallel.h).
-  Var loss = model.training_loss(batch.inputs, batch.targets);
+  Var loss = forward_loss(model, batch, c.train.precision);
   StepOutcome out;
   out.loss = global_mean(loss.item(), counted, s.comm);
   if (s.moe) out.router_aux = global_mean(router_aux_value(model), counted, s.comm);
-  backward(loss);
+  backward(s.scaler.enabled() ? scale(loss, s.scaler.scale()) : loss);  // fp16: the scaled loss
   allreduce_gradients(model, counted, s.comm);  // from here on every rank holds the global gradient
-  if (log_norms) log_grad_norms(s.files, model, step, step == s.start_step && !s.quiet, s.comm);
-  model.set_record_residual_rms(false);
   std::vector<Var> plain;
   for (const auto& p : model.named_parameters()) plain.push_back(p.second);
+  const bool finite_gradients = s.scaler.unscale(plain);
+  if (log_norms) log_grad_norms(s.files, model, step, step == s.start_step && !s.quiet, s.comm);
+  model.set_record_residual_rms(false);
   out.grad_norm = clip_grad_norm(plain, c.optim.grad_clip);
   out.lr = learning_rate(c.schedule, c.optim.lr, step, c.train.steps);
   // Every rank decides alike: the loss and the gradients it looks at are the all-reduced ones.
-  out.divergence = divergence_reason(out.loss, out.grad_norm, c);
+  out.divergence = divergence_reason(out.loss, finite_gradients || !s.scaler.enabled() ? out.grad_norm : 0.0, c);
   if (!out.divergence.empty()) return out;
-  {
+  if (s.scaler.enabled()) {  // fp16: an overflowing step is skipped and the scale halved
+    s.scaler.update(finite_gradients);
+    out.skipped = !finite_gradients;
+    if (s.scaler.scale() < 1.0)
+      out.divergence = fmt::format("float16 gradients overflow even at loss scale {}", s.scaler.scale() * 2);
+  }
+  if (!out.divergence.empty()) return out;
+  if (!out.skipped) {
     NoGradGuard no_grad;
     s.optimizer->step(out.lr);
   }
@@ -319,7 +354,12 @@ void after_step(TrainState& s, int64_t step, const StepOutcome& out, double step
                                           : tokens / step_seconds;
   const bool last = step + 1 == c.train.steps;
   nlohmann::json row = {{"step", step}, {"train_loss", out.loss}, {"lr", out.lr},
-                        {"grad_norm", out.grad_norm}, {"tokens_per_s", s.tokens_per_second}};
+                        {"grad_norm", finite_or_null(out.grad_norm)}, {"tokens_per_s", s.tokens_per_second}};
+  if (s.scaler.enabled()) {
+    row["loss_scale"] = s.scaler.scale();
+    row["skipped_steps"] = s.scaler.state().skipped_steps;
+    if (out.skipped) row["skipped"] = true;
+  }
   if (s.moe) row["router_aux_loss"] = out.router_aux;
   if ((c.log.eval_every > 0 && (step + 1) % c.log.eval_every == 0) || last) {
     const double val = validation_loss(*s.model, *s.data, c, s.comm);
@@ -327,11 +367,12 @@ void after_step(TrainState& s, int64_t step, const StepOutcome& out, double step
     s.result.final_val_loss = val;
     s.result.best_val_loss = std::min(s.result.best_val_loss, val);
   }
-  if (step % std::max<int64_t>(c.log.every, 1) == 0 || last || row.contains("val_loss")) log_metrics(s.files, row);
+  if (step % std::max<int64_t>(c.log.every, 1) == 0 || last || out.skipped || row.contains("val_loss"))
+    log_metrics(s.files, row);
   if (!s.quiet && (s.tty || step % std::max<int64_t>(c.log.every * 10, 1) == 0 || last))
     print_progress(s.tty, step + 1, c.train.steps, out.loss, out.lr, s.tokens_per_second, seconds_since(s.t_start));
   if (c.train.checkpoint_every > 0 && (step + 1) % c.train.checkpoint_every == 0 && !last)
-    checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, step + 1, s.comm);
+    checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, step + 1, s.comm);
 }
 
 // After the loop: the final status, the last checkpoint (not of a diverged run) and summary.json.
@@ -339,11 +380,12 @@ TrainResult finish(TrainState& s) {
   TrainResult& result = s.result;
   if (s.tty) fmt::print(stderr, "\n");
   if (result.status == "completed" && result.steps_done < s.c.train.steps) result.status = "stopped";
-  if (result.status != "diverged") checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, result.steps_done, s.comm);
+  if (result.status != "diverged")
+    checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, result.steps_done, s.comm);
   if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
   result.tokens_per_second = s.tokens_per_second;
   result.wall_seconds = seconds_since(s.t_start);
-  if (s.files.dir) write_final_summary(s.files.dir->path, result, s.c, *s.model);
+  if (s.files.dir) write_final_summary(s.files.dir->path, result, s.c, *s.model, s.scaler);
   return result;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 
 namespace normlab {
@@ -38,9 +39,12 @@ Var CausalSelfAttention::forward(const Var& x, uint64_t dropout_seed) {
   Var k = split_heads(k_->forward(x), kv_heads_);  // (B,K,T,D)
   const Var v = split_heads(v_->forward(x), kv_heads_);
   if (rope_) {
-    const RopeTables tables = rope_tables(x.size(1), head_dim_, rope_theta_, x.value().dtype());
-    q = rope(q, tables.cos, tables.sin);
-    k = rope(k, tables.cos, tables.sin);
+    // cos/sin in float32 for a 16-bit model, then cast to its dtype (as Hugging Face's LLaMA)
+    const DType dtype = q.value().dtype(), table_dtype = is_half(dtype) ? DType::F32 : dtype;
+    const RopeTables tables = rope_tables(x.size(1), head_dim_, rope_theta_, table_dtype);
+    const Tensor cos = tables.cos.to(dtype), sin = tables.sin.to(dtype);
+    q = rope(q, cos, sin);
+    k = rope(k, cos, sin);
   }
   const Var y = o_->forward(merge_heads(attend(q, k, v)));  // (B,T,C)
   return dropout(y, dropout_, dropout_seed, is_training());
@@ -52,7 +56,8 @@ Var CausalSelfAttention::attend(const Var& q, const Var& k, const Var& v) const 
   const Var q_grouped = group == 1 ? q : reshape(q, {b, kv_heads_, group * t, head_dim_});
   Var scores = scale(matmul(q_grouped, k, false, true), 1.0 / std::sqrt(static_cast<double>(head_dim_)));
   if (group != 1) scores = reshape(scores, {b, heads_, t, t});                // (B,H,T,T)
-  Var probs = window_ > 0 ? causal_softmax(scores, window_) : causal_softmax(scores);
+  scores = in_float32(scores);  // the softmax runs in float32 under autocast, its output cast back
+  Var probs = autocast(window_ > 0 ? causal_softmax(scores, window_) : causal_softmax(scores));
   if (group != 1) probs = reshape(probs, {b, kv_heads_, group * t, t});
   const Var heads = matmul(probs, v);                                          // (B,K,group T,D)
   return group == 1 ? heads : reshape(heads, {b, heads_, t, head_dim_});     // (B,H,T,D)

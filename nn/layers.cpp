@@ -1,5 +1,6 @@
 #include "nn/layers.h"
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 
 namespace normlab {
@@ -17,7 +18,8 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
   if (bias) register_parameter("bias", parameter(Tensor::zeros({out_features}, dtype)));
 }
 
-Var Linear::forward(const Var& x) const { return linear(x, weight(), bias()); }
+// Under autocast (autograd/autocast.h) the product runs on 16-bit copies of x, W and b.
+Var Linear::forward(const Var& x) const { return linear(autocast(x), autocast(weight()), autocast(bias())); }
 
 Embedding::Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx) : padding_idx_(padding_idx) {
   NL_CHECK(num > 0 && dim > 0, "embedding", "sizes must be positive, got ({}, {})", num, dim);
@@ -26,7 +28,8 @@ Embedding::Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx)
   register_parameter("weight", parameter(Tensor::zeros({num, dim}, dtype)));
 }
 
-Var Embedding::forward(const Tensor& ids) const { return embedding(weight(), ids, padding_idx_); }
+// The lookup reads the float32 table; under autocast the rows it returns are then cast to 16 bits.
+Var Embedding::forward(const Tensor& ids) const { return autocast(embedding(weight(), ids, padding_idx_)); }
 
 }  // namespace normlab
 

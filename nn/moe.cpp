@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string>
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 
 namespace normlab {
@@ -38,7 +39,7 @@ Routing route_top_k(const Var& logits, int64_t k) {
   const int64_t n = logits.size(0), e = logits.size(1);
   NL_CHECK(k >= 1 && k <= e, "moe", "top_k must be in [1, n_experts = {}], got {}", e, k);
   Routing r;
-  r.probs = softmax(logits);  // (N, E)
+  r.probs = softmax(in_float32(logits));  // (N, E), float32 under autocast (as Hugging Face's Mixtral)
   const std::vector<double> p = r.probs.value().to_vector();
   std::vector<int32_t> chosen(static_cast<size_t>(n * k));
   std::vector<int32_t> order(static_cast<size_t>(e));
@@ -119,7 +120,7 @@ Var MoeFeedForward::forward(const Var& x, uint64_t dropout_seed) {
   const Var tokens = reshape(x, {-1, x.size(-1)});              // (N,C)
   routing_ = route_top_k(router_->forward(tokens), top_k_);      // probs (N,E), experts (N,k)
   const Var chosen = gather_last(routing_.probs, routing_.experts);  // (N,k) p_j, j in S
-  const Var weights = div(chosen, sum(chosen, -1, true));        // (N,k) w_j, summing to 1
+  const Var weights = autocast(div(chosen, sum(chosen, -1, true)));  // (N,k) w_j, summing to 1
   const Var y = reshape(combine(tokens, weights), x.shape());    // (B,T,C)
   return dropout(y, dropout_, dropout_seed, is_training());
 }

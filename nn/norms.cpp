@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "nn/layers.h"
 
@@ -26,7 +27,8 @@ Norm::Norm(const ModelConfig& config, int64_t dim)
 }
 
 Var Norm::forward(const Var& x) {
-  const Var weight = parameter_slot("weight"), bias = parameter_slot("bias");  // bias may be undefined
+  // bias may be undefined; under autocast the norm computes on 16-bit copies (statistics in float32)
+  const Var weight = autocast(parameter_slot("weight")), bias = autocast(parameter_slot("bias"));
   switch (type_) {
     case NormType::LayerNorm: return layer_norm(x, weight, bias, eps_);
     case NormType::RmsNorm: return rms_norm(x, weight, eps_, false);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "core/ops.h"
 #include "nn/attention.h"
@@ -133,14 +134,14 @@ Var TransformerLM::forward(const Tensor& ids) {
   if (record_residual_rms_) residual_rms_.push_back(rms(x));
   if (m.final_norm) x = m.final_norm->forward(x);
   if (m.lm_head) return m.lm_head->forward(x);   // (B,T,V)
-  return matmul(x, tok_weight, false, true);     // x E^T: (B,T,C) x (V,C)^T -> (B,T,V)
+  return matmul(x, autocast(tok_weight), false, true);  // x E^T: (B,T,C) x (V,C)^T -> (B,T,V)
 }
 
 Var TransformerLM::loss(const Tensor& ids, const Tensor& targets) {
   NL_CHECK(targets.defined() && targets.shape() == ids.shape() && targets.dtype() == DType::I32, "model",
            "targets must be int32 with the shape of ids {}, got {}", shape_str(ids.shape()),
            targets.defined() ? targets.describe() : std::string("undefined"));
-  return cross_entropy(forward(ids), targets, -1);
+  return cross_entropy(in_float32(forward(ids)), targets, -1);  // the loss in float32 under autocast
 }
 
 Var TransformerLM::training_loss(const Tensor& ids, const Tensor& targets) {
