@@ -100,6 +100,14 @@ class Backend {
   // ---- normalization (rows of length C; row statistics accumulated in double for every dtype;
   //      CPU weight-gradient sums in the dtype over blocks of 16 rows, in double across blocks) ----
   // gamma/beta may be undefined (no affine). mean, rstd: (rows,).
+  // 16-bit storage (LayerNorm, RMSNorm, GroupNorm): x, the weights, y, dy, dx and the weight
+  // gradients are all bfloat16 (or all float16); mean and rstd are float32 (never rounded to 16
+  // bits: 300^2 overflows float16); everything is computed in float32 and each output rounded once,
+  // except RMSNorm's cast order, which follows unit_offset as each Hugging Face family does:
+  //   unit_offset = false (LLaMA, Mistral, Mixtral, Qwen): y = round(round(x rstd) w)
+  //   unit_offset = true  (Gemma):                          y = round(x rstd (1 + w))
+  // LayerNorm: y = round(xhat gamma + beta). Backward treats those roundings as the identity.
+  // In float32/float64 the orders coincide (no rounding between the steps).
   virtual void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                   double eps, Tensor& y, Tensor& mean, Tensor& rstd) = 0;
   // dgamma/dbeta are overwritten (not accumulated); skipped when undefined.
