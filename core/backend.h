@@ -5,7 +5,8 @@
 // Conventions for every kernel below:
 //  * inputs and outputs are contiguous, on this backend's device, and already allocated with the
 //    right shape by the caller (core/ops.cpp checks shapes and names the op in errors);
-//  * floating tensors of one call share a dtype (float32 or float64); ids/targets are int32;
+//  * floating tensors of one call share a dtype (float32, float64, or a half type: bfloat16 and
+//    float16 are computed in float32, see core/cpu/cpu_half_staging.h); ids/targets are int32;
 //  * "rows" means all leading axes flattened: x of shape (..., C) is (rows, C).
 #pragma once
 #include <cstdint>
