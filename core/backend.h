@@ -5,7 +5,8 @@
 // Conventions for every kernel below:
 //  * inputs and outputs are contiguous, on this backend's device, and already allocated with the
 //    right shape by the caller (core/ops.cpp checks shapes and names the op in errors);
-//  * floating tensors of one call share a dtype (float32 or float64); ids/targets are int32;
+//  * floating tensors of one call share a dtype (float32, float64, or a half type: bfloat16 and
+//    float16 are computed in float32, see core/cpu/cpu_half_staging.h); ids/targets are int32;
 //  * "rows" means all leading axes flattened: x of shape (..., C) is (rows, C).
 #pragma once
 #include <cstdint>
@@ -100,6 +101,14 @@ class Backend {
   // ---- normalization (rows of length C; row statistics accumulated in double for every dtype;
   //      CPU weight-gradient sums in the dtype over blocks of 16 rows, in double across blocks) ----
   // gamma/beta may be undefined (no affine). mean, rstd: (rows,).
+  // 16-bit storage (LayerNorm, RMSNorm, GroupNorm): x, the weights, y, dy, dx and the weight
+  // gradients are all bfloat16 (or all float16); mean and rstd are float32 (never rounded to 16
+  // bits: 300^2 overflows float16); everything is computed in float32 and each output rounded once,
+  // except RMSNorm's cast order, which follows unit_offset as each Hugging Face family does:
+  //   unit_offset = false (LLaMA, Mistral, Mixtral, Qwen): y = round(round(x rstd) w)
+  //   unit_offset = true  (Gemma):                          y = round(x rstd (1 + w))
+  // LayerNorm: y = round(xhat gamma + beta). Backward treats those roundings as the identity.
+  // In float32/float64 the orders coincide (no rounding between the steps).
   virtual void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                   double eps, Tensor& y, Tensor& mean, Tensor& rstd) = 0;
   // dgamma/dbeta are overwritten (not accumulated); skipped when undefined.

@@ -18,6 +18,13 @@ Shape stats_shape(const Tensor& x, int64_t extra = 0) {
   return s;
 }
 
+// Norm statistics (mean, rstd) are kept in float32 when x is a 16-bit type (core/backend.h).
+DType stats_dtype(const Tensor& x) { return is_half(x.dtype()) ? DType::F32 : x.dtype(); }
+
+Tensor empty_stats(const Tensor& x, int64_t extra = 0) {
+  return Tensor::empty(stats_shape(x, extra), stats_dtype(x), x.device());
+}
+
 void check_eps(double eps, const char* op, bool strictly_positive) {
   const bool ok = std::isfinite(eps) && (strictly_positive ? eps > 0 : eps >= 0);
   NL_CHECK(ok, op, "eps must be {}, got {}", strictly_positive ? "> 0" : ">= 0", eps);
@@ -29,6 +36,14 @@ void check_backward_args(const Tensor& dy, const Tensor& x, const NormForward& s
   NL_CHECK(saved.rstd.defined(), op, "backward needs the rstd saved by forward");
 }
 
+// The per-row norms (layer, rms, group) keep 16-bit inputs' statistics in float32.
+void check_saved_stats(const Tensor& x, const NormForward& saved, const char* op) {
+  for (const Tensor* stat : {&saved.mean, &saved.rstd})
+    NL_CHECK(!stat->defined() || stat->dtype() == stats_dtype(x), op,
+             "saved statistics must be {} for x of dtype {}, got {}", dtype_name(stats_dtype(x)),
+             dtype_name(x.dtype()), dtype_name(stat->dtype()));
+}
+
 Tensor empty_like_if(bool needed, const Tensor& x) {
   return needed ? Tensor::empty({x.size(-1)}, x.dtype(), x.device()) : Tensor();
 }
@@ -37,7 +52,8 @@ Tensor empty_like_if(bool needed, const Tensor& x) {
 
 void check_norm_input(const Tensor& x, const char* op) {
   check_defined(x, op, "x");
-  check_floating(x, op, "x");
+  NL_CHECK(is_floating(x.dtype()), op, "x must be float32, float64, bfloat16 or float16, got {}",
+           dtype_name(x.dtype()));
   NL_CHECK(x.dim() >= 1 && x.size(-1) > 0, op, "x must have a non-empty last axis, got {}",
            shape_str(x.shape()));
 }
@@ -60,9 +76,7 @@ NormForward layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   check_norm_param(gamma, x, "layer_norm", "gamma");
   check_norm_param(beta, x, "layer_norm", "beta");
   check_eps(eps, "layer_norm", false);
-  NormForward f{Tensor::empty(x.shape(), x.dtype(), x.device()),
-                Tensor::empty(stats_shape(x), x.dtype(), x.device()),
-                Tensor::empty(stats_shape(x), x.dtype(), x.device())};
+  NormForward f{Tensor::empty(x.shape(), x.dtype(), x.device()), empty_stats(x), empty_stats(x)};
   backend_for(x.device()).layer_norm_forward(x.contiguous(), contiguous_or_undefined(gamma),
                                              contiguous_or_undefined(beta), eps, f.y, f.mean, f.rstd);
   return f;
@@ -72,6 +86,7 @@ NormBackward layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor
                                  const NormForward& saved, bool need_dgamma, bool need_dbeta) {
   ProfileScope scope(OpFamily::Norm);
   check_backward_args(dy, x, saved, "layer_norm_backward");
+  check_saved_stats(x, saved, "layer_norm_backward");
   NormBackward b{Tensor::empty(x.shape(), x.dtype(), x.device()), empty_like_if(need_dgamma, x),
                  empty_like_if(need_dbeta, x)};
   backend_for(x.device()).layer_norm_backward(dy.contiguous(), x.contiguous(),
@@ -87,8 +102,7 @@ NormForward rms_norm(const Tensor& x, const Tensor& weight, double eps, bool uni
   check_norm_input(x, "rms_norm");
   check_norm_param(weight, x, "rms_norm", "weight");
   check_eps(eps, "rms_norm", true);
-  NormForward f{Tensor::empty(x.shape(), x.dtype(), x.device()), Tensor(),
-                Tensor::empty(stats_shape(x), x.dtype(), x.device())};
+  NormForward f{Tensor::empty(x.shape(), x.dtype(), x.device()), Tensor(), empty_stats(x)};
   backend_for(x.device()).rms_norm_forward(x.contiguous(), contiguous_or_undefined(weight), eps,
                                            unit_offset, f.y, f.rstd);
   return f;
@@ -98,6 +112,7 @@ NormBackward rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& 
                                const NormForward& saved, bool unit_offset, bool need_dweight) {
   ProfileScope scope(OpFamily::Norm);
   check_backward_args(dy, x, saved, "rms_norm_backward");
+  check_saved_stats(x, saved, "rms_norm_backward");
   NormBackward b{Tensor::empty(x.shape(), x.dtype(), x.device()), empty_like_if(need_dweight, x),
                  Tensor()};
   backend_for(x.device()).rms_norm_backward(dy.contiguous(), x.contiguous(),
@@ -118,9 +133,8 @@ NormForward group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   check_norm_param(gamma, x, "group_norm", "gamma");
   check_norm_param(beta, x, "group_norm", "beta");
   check_eps(eps, "group_norm", false);
-  NormForward f{Tensor::empty(x.shape(), x.dtype(), x.device()),
-                Tensor::empty(stats_shape(x, groups), x.dtype(), x.device()),
-                Tensor::empty(stats_shape(x, groups), x.dtype(), x.device())};
+  NormForward f{Tensor::empty(x.shape(), x.dtype(), x.device()), empty_stats(x, groups),
+                empty_stats(x, groups)};
   backend_for(x.device()).group_norm_forward(x.contiguous(), contiguous_or_undefined(gamma),
                                              contiguous_or_undefined(beta), groups, eps, f.y,
                                              f.mean, f.rstd);
@@ -132,6 +146,7 @@ NormBackward group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor
                                  bool need_dbeta) {
   ProfileScope scope(OpFamily::Norm);
   check_backward_args(dy, x, saved, "group_norm_backward");
+  check_saved_stats(x, saved, "group_norm_backward");
   NormBackward b{Tensor::empty(x.shape(), x.dtype(), x.device()), empty_like_if(need_dgamma, x),
                  empty_like_if(need_dbeta, x)};
   backend_for(x.device()).group_norm_backward(dy.contiguous(), x.contiguous(),

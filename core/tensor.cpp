@@ -292,8 +292,9 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
 
 void check_floating(const Tensor& t, const char* op, const char* name) {
   check_defined(t, op, name);
-  if (t.dtype() != DType::F32 && t.dtype() != DType::F64)
-    fail(op, "{} must be float32 or float64, got {}", name, dtype_name(t.dtype()));
+  if (!is_floating(t.dtype()))
+    fail(op, "{} must be floating (float32, float64, bfloat16, float16), got {}", name,
+         dtype_name(t.dtype()));
 }
 
 void check_defined(const Tensor& t, const char* op, const char* name) {

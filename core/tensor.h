@@ -103,7 +103,7 @@ class Tensor {
   DType dtype_ = DType::F32;
 };
 
-// Throws "[op] expected float32/float64 ..." etc. Small checks shared by ops.
+// Throws "[op] ... must be floating ..." etc. Small checks shared by ops.
 void check_same_shape(const Tensor& a, const Tensor& b, const char* op, const char* a_name = "a",
                       const char* b_name = "b");
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* op);

@@ -48,7 +48,10 @@ Var cross_entropy(const Var& logits, const Tensor& targets, int32_t ignore_index
   const int64_t vocab = logits.size(-1);
   Tensor x = logits.value().reshape({-1, vocab}).contiguous();  // (N, V)
   Tensor t = targets.reshape({-1}).to(x.device()).contiguous();  // (N,), on the logits' device
-  Tensor lse = Tensor::empty({x.size(0)}, x.dtype(), x.device());
+  // lse is float32 for half logits: rounding it to 8 bits of mantissa would make the backward's
+  // softmax exp(X - lse) sum to 1 only within 2^-8.
+  const DType lse_dtype = is_half(x.dtype()) ? DType::F32 : x.dtype();
+  Tensor lse = Tensor::empty({x.size(0)}, lse_dtype, x.device());
   Backend& backend = backend_for(x.device());
   const double loss = backend.cross_entropy_forward(x, t, ignore_index, lse);
   // The mean's denominator: the number of counted targets (a host-side count of int ids; free

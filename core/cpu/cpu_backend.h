@@ -1,8 +1,12 @@
-// The CPU backend: GEMM through OpenBLAS, everything else as plain loops over rows that the
+// The CPU backend's float32/float64 kernels. cpu_backend() puts HalfStagingBackend
+// (cpu_half_staging.h) in front of them: it runs bfloat16/float16 calls through float32.
+// GEMM through OpenBLAS, everything else as plain loops over rows that the
 // compiler vectorises, parallelised over rows with OpenMP when the tensor is large enough to pay.
 // Kernel bodies are split by family: cpu_memory.cpp, cpu_elementwise.cpp, cpu_reduce.cpp,
 // cpu_gemm.cpp, cpu_softmax.cpp, cpu_norm.cpp, cpu_embedding.cpp, cpu_loss.cpp, cpu_optim.cpp.
 #pragma once
+#include <utility>
+
 #include "core/backend.h"
 
 namespace normlab {
@@ -84,6 +88,22 @@ decltype(auto) dispatch_floating(DType dtype, const char* op, F&& f) {
     case DType::F64: return f(double{});
     default: fail(op, "expected float32 or float64, got {}", dtype_name(dtype));
   }
+}
+
+// dispatch_floating plus the half types (bfloat16, float16), for kernels that read half directly
+// (sum_squares, all_finite); load elements with as_double.
+template <typename F>
+decltype(auto) dispatch_floating_or_half(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case DType::BF16: return f(bfloat16{});
+    case DType::F16: return f(float16{});
+    default: return dispatch_floating(dtype, op, std::forward<F>(f));
+  }
+}
+
+template <typename T> double as_double(T v) {
+  if constexpr (is_half_v<T>) return static_cast<double>(load_float(v));
+  else return static_cast<double>(v);
 }
 
 // t's elements, or nullptr for an undefined (optional) tensor such as a norm without affine.

@@ -7,6 +7,7 @@
 
 #include "core/cpu/cpu_allocator.h"
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/cpu_half_staging.h"
 
 namespace normlab {
 
@@ -117,9 +118,12 @@ void CpuBackend::copy_columns(const Tensor& src, int64_t src_start, Tensor& dst,
                 static_cast<size_t>(length) * elem);
 }
 
+// The float kernels behind the half-precision staging layer (core/cpu/cpu_half_staging.h). Never
+// destroyed, like the host cache: tensors in static storage may be freed after main returns.
 Backend& cpu_backend() {
-  static CpuBackend backend;
-  return backend;
+  static auto* kernels = new CpuBackend;
+  static auto* backend = new HalfStagingBackend(*kernels);
+  return *backend;
 }
 
 Backend& backend_for(Device device) {

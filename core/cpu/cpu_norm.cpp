@@ -14,8 +14,14 @@
 // (mean, then centered squares) and the output pass. Backward: one pass makes both row sums and
 // adds the row's dy xhat and dy into per-chunk weight-gradient partials; a second pass writes dx.
 // Row statistics and row sums are accumulated in double (`omp simd` reductions, so they vectorise);
-// weight-gradient sums are staged in the tensor's dtype over at most 16 rows, then carried in
-// double (WeightGradPartials); the element-wise output passes run in the tensor's own dtype.
+// weight-gradient sums are staged in the compute type over at most 16 rows, then carried in
+// double (WeightGradPartials); the element-wise output passes run in the compute type.
+//
+// Storage and compute types: each kernel is a template on the storage type S of x, y, dy, dx and
+// the weights and their gradients. float32 and float64 compute in themselves; bfloat16 and float16
+// are loaded to float32 element by element, computed in float32 and stored rounded (nothing of the
+// whole tensor is staged). Statistics (mean, rstd) are stored in the compute type: float32 for the
+// 16-bit types. RMSNorm's cast order for the 16-bit types follows unit_offset (core/backend.h).
 //
 // Determinism: rows are cut into chunks whose size depends only on the shape; each chunk's
 // weight-gradient partial sums its rows in order, and the partials are added in chunk order. So
@@ -28,6 +34,24 @@
 namespace normlab {
 
 namespace {
+
+// The type a kernel computes in for storage type S (and stores statistics in).
+template <typename S> using compute_t = std::conditional_t<is_half_v<S>, float, S>;
+template <typename S> compute_t<S> load(S v) { return convert_element<compute_t<S>>(v); }
+template <typename S> S store(compute_t<S> v) { return convert_element<S>(v); }
+// v stored in S and loaded back: the rounding a 16-bit store makes (none for float32/float64).
+template <typename S> compute_t<S> round_to(compute_t<S> v) { return load(store<S>(v)); }
+
+// Calls f(S{}) for the storage types the norm kernels take.
+template <typename F> void dispatch_storage(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case DType::F32: return f(float{});
+    case DType::F64: return f(double{});
+    case DType::BF16: return f(bfloat16{});
+    case DType::F16: return f(float16{});
+    default: fail(op, "expected float32, float64, bfloat16 or float16, got {}", dtype_name(dtype));
+  }
+}
 
 // The row chunking of the backward kernels: at most 64 chunks of at least 16 rows.
 struct RowChunks {
@@ -73,14 +97,14 @@ template <typename T> class WeightGradPartials {
       st[j] = T(0);
     }
   }
-  // out[j] = sum over chunks, in chunk order, of sum `which`, rounded to T.
-  void reduce_into(int which, T* out) {
+  // out[j] = sum over chunks, in chunk order, of sum `which`, rounded once to S.
+  template <typename S> void reduce_into(int which, S* out) {
     const double* p = partial(which, 0);
 #pragma omp parallel for if (chunks_ * C_ > kParallelElements)
     for (int64_t j = 0; j < C_; ++j) {
       double s = 0.0;
       for (int64_t k = 0; k < chunks_; ++k) s += p[k * C_ + j];
-      out[j] = static_cast<T>(s);
+      out[j] = convert_element<S>(s);
     }
   }
 
@@ -94,53 +118,58 @@ template <typename T> class WeightGradPartials {
 // ---- per-row groups: x (rows, C) with C = groups * n; mean, rstd (rows, groups) ----
 // LayerNorm is the case groups = 1, so the two share this code (and agree bitwise).
 
-template <typename T>
+// y = round(xhat gamma + beta), computed in the compute type T and rounded once to S.
+template <typename S>
 void grouped_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t groups,
                      double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
+  using T = compute_t<S>;
   const int64_t C = x.size(-1), rows = x.numel() / C, n = C / groups;
-  const T* xp = x.data<T>();
+  const S* xp = x.data<S>();
   // Without affine parameters gamma = 1 and beta = 0: (x - m) r * 1 + 0 is exact, one loop serves.
-  const std::vector<T> ones(gamma.defined() ? 0 : static_cast<size_t>(C), T(1));
-  const std::vector<T> zeros(beta.defined() ? 0 : static_cast<size_t>(C), T(0));
-  const T* gp = gamma.defined() ? gamma.data<T>() : ones.data();
-  const T* bp = beta.defined() ? beta.data<T>() : zeros.data();
-  T* yp = y.data<T>();
+  const std::vector<S> ones(gamma.defined() ? 0 : static_cast<size_t>(C), store<S>(T(1)));
+  const std::vector<S> zeros(beta.defined() ? 0 : static_cast<size_t>(C), store<S>(T(0)));
+  const S* gp = gamma.defined() ? gamma.data<S>() : ones.data();
+  const S* bp = beta.defined() ? beta.data<S>() : zeros.data();
+  S* yp = y.data<S>();
   T* mp = mean.data<T>();
   T* rp = rstd.data<T>();
 #pragma omp parallel for if (x.numel() > kParallelElements)
   for (int64_t s = 0; s < rows * groups; ++s) {  // s = row * groups + group
-    const T* xs = xp + s * n;
-    T* ys = yp + s * n;
+    const S* xs = xp + s * n;
+    S* ys = yp + s * n;
     const int64_t c0 = (s % groups) * n;
     double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < n; ++j) sum += xs[j];
+    for (int64_t j = 0; j < n; ++j) sum += load(xs[j]);
     mp[s] = static_cast<T>(sum / static_cast<double>(n));
     const double m = mp[s];  // the stored (rounded) mean, as backward will see it
     double sq = 0.0;
 #pragma omp simd reduction(+ : sq)
     for (int64_t j = 0; j < n; ++j) {
-      const double d = xs[j] - m;
+      const double d = load(xs[j]) - m;
       sq += d * d;
     }
     rp[s] = static_cast<T>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
     const T mt = mp[s], rt = rp[s];
-    for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mt) * rt * gp[c0 + j] + bp[c0 + j];
+    for (int64_t j = 0; j < n; ++j)
+      ys[j] = store<S>((load(xs[j]) - mt) * rt * load(gp[c0 + j]) + load(bp[c0 + j]));
   }
 }
 
-template <typename T>
+// Backward in the compute type T; a 16-bit rounding of the forward counts as the identity.
+template <typename S>
 void grouped_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                       const Tensor& rstd, int64_t groups, Tensor& dx, Tensor& dgamma,
                       Tensor& dbeta) {
+  using T = compute_t<S>;
   const int64_t C = x.size(-1), rows = x.numel() / C, n = C / groups;
-  const T* dyp = dy.data<T>();
-  const T* xp = x.data<T>();
+  const S* dyp = dy.data<S>();
+  const S* xp = x.data<S>();
   const T* mp = mean.data<T>();
   const T* rp = rstd.data<T>();
-  T* dxp = data_or_null<T>(dx);
-  const std::vector<T> ones(gamma.defined() ? 0 : static_cast<size_t>(C), T(1));
-  const T* gp = gamma.defined() ? gamma.data<T>() : ones.data();
+  S* dxp = data_or_null<S>(dx);
+  const std::vector<S> ones(gamma.defined() ? 0 : static_cast<size_t>(C), store<S>(T(1)));
+  const S* gp = gamma.defined() ? gamma.data<S>() : ones.data();
   const bool want_dg = dgamma.defined(), want_db = dbeta.defined();
   const RowChunks chunks(rows);
   WeightGradPartials<T> partial(chunks.count, C, 2);
@@ -154,34 +183,35 @@ void grouped_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, co
     for (int64_t r = r0; r < r_end; ++r) {
       for (int64_t g = 0; g < groups; ++g) {
         const int64_t s = r * groups + g, c0 = g * n;
-        const T* dys = dyp + s * n;
-        const T* xs = xp + s * n;
-        const T* gs = gp + c0;
+        const S* dys = dyp + s * n;
+        const S* xs = xp + s * n;
+        const S* gs = gp + c0;
         const T m = mp[s], rs = rp[s];
         double sum_dxhat = 0.0, sum_dxhat_xhat = 0.0;
 #pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
         for (int64_t j = 0; j < n; ++j) {
-          const T xhat = (xs[j] - m) * rs, dxhat = dys[j] * gs[j];
+          const T xhat = (load(xs[j]) - m) * rs, dxhat = load(dys[j]) * load(gs[j]);
           sum_dxhat += double(dxhat);
           sum_dxhat_xhat += double(dxhat * xhat);
         }
         if (want_dg)
-          for (int64_t j = 0; j < n; ++j) sdg[c0 + j] += dys[j] * ((xs[j] - m) * rs);
+          for (int64_t j = 0; j < n; ++j) sdg[c0 + j] += load(dys[j]) * ((load(xs[j]) - m) * rs);
         if (want_db)
-          for (int64_t j = 0; j < n; ++j) sdb[c0 + j] += dys[j];
+          for (int64_t j = 0; j < n; ++j) sdb[c0 + j] += load(dys[j]);
         if (dxp) {
           const T a = static_cast<T>(sum_dxhat / static_cast<double>(n));
           const T b = static_cast<T>(sum_dxhat_xhat / static_cast<double>(n));
-          T* dxs = dxp + s * n;
-          for (int64_t j = 0; j < n; ++j) dxs[j] = rs * (dys[j] * gs[j] - a - (xs[j] - m) * rs * b);
+          S* dxs = dxp + s * n;
+          for (int64_t j = 0; j < n; ++j)
+            dxs[j] = store<S>(rs * (load(dys[j]) * load(gs[j]) - a - (load(xs[j]) - m) * rs * b));
         }
       }
       if (want_dg) partial.after_row(0, k, r - r0, r + 1 == r_end);
       if (want_db) partial.after_row(1, k, r - r0, r + 1 == r_end);
     }
   }
-  if (want_dg) partial.reduce_into(0, dgamma.data<T>());
-  if (want_db) partial.reduce_into(1, dbeta.data<T>());
+  if (want_dg) partial.reduce_into(0, dgamma.data<S>());
+  if (want_db) partial.reduce_into(1, dbeta.data<S>());
 }
 
 }  // namespace
@@ -190,7 +220,7 @@ void grouped_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, co
 
 void CpuBackend::layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                     double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
-  dispatch_floating(x.dtype(), "layer_norm", [&](auto t) {
+  dispatch_storage(x.dtype(), "layer_norm", [&](auto t) {
     grouped_forward<decltype(t)>(x, gamma, beta, 1, eps, y, mean, rstd);
   });
 }
@@ -198,7 +228,7 @@ void CpuBackend::layer_norm_forward(const Tensor& x, const Tensor& gamma, const 
 void CpuBackend::layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                      const Tensor& mean, const Tensor& rstd, Tensor& dx,
                                      Tensor& dgamma, Tensor& dbeta) {
-  dispatch_floating(x.dtype(), "layer_norm_backward", [&](auto t) {
+  dispatch_storage(x.dtype(), "layer_norm_backward", [&](auto t) {
     grouped_backward<decltype(t)>(dy, x, gamma, mean, rstd, 1, dx, dgamma, dbeta);
   });
 }
@@ -210,7 +240,7 @@ void CpuBackend::group_norm_forward(const Tensor& x, const Tensor& gamma, const 
                                     Tensor& rstd) {
   NL_CHECK(groups > 0 && x.size(-1) % groups == 0, "group_norm", "{} groups do not divide C = {}",
            groups, x.size(-1));
-  dispatch_floating(x.dtype(), "group_norm", [&](auto t) {
+  dispatch_storage(x.dtype(), "group_norm", [&](auto t) {
     grouped_forward<decltype(t)>(x, gamma, beta, groups, eps, y, mean, rstd);
   });
 }
@@ -220,7 +250,7 @@ void CpuBackend::group_norm_backward(const Tensor& dy, const Tensor& x, const Te
                                      Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   NL_CHECK(groups > 0 && x.size(-1) % groups == 0, "group_norm", "{} groups do not divide C = {}",
            groups, x.size(-1));
-  dispatch_floating(x.dtype(), "group_norm_backward", [&](auto t) {
+  dispatch_storage(x.dtype(), "group_norm_backward", [&](auto t) {
     grouped_backward<decltype(t)>(dy, x, gamma, mean, rstd, groups, dx, dgamma, dbeta);
   });
 }
@@ -229,55 +259,69 @@ void CpuBackend::group_norm_backward(const Tensor& dy, const Tensor& x, const Te
 
 namespace {
 
-// g = w, 1 + w, or ones when there is no weight: (C,), in T.
-template <typename T> std::vector<T> rms_gain(const Tensor& weight, bool unit_offset, int64_t C) {
+// g = w, 1 + w, or ones when there is no weight: (C,), in the compute type T.
+template <typename S, typename T = compute_t<S>>
+std::vector<T> rms_gain(const Tensor& weight, bool unit_offset, int64_t C) {
   std::vector<T> g(static_cast<size_t>(C), T(1));
   if (weight.defined()) {
-    const T* wp = weight.data<T>();
+    const S* wp = weight.data<S>();
     const T offset = unit_offset ? T(1) : T(0);
-    for (int64_t j = 0; j < C; ++j) g[j] = offset + wp[j];
+    for (int64_t j = 0; j < C; ++j) g[j] = offset + load(wp[j]);
   }
   return g;
+}
+
+// One row of y. The cast order (core/backend.h) matters only when S is a 16-bit type:
+// LLaMA (w): y = round(round(x rstd) w); Gemma (1 + w): y = round(x rstd (1 + w)).
+template <typename S, typename T = compute_t<S>>
+void rms_output_row(const S* xr, T r, const T* g, int64_t C, bool unit_offset, S* yr) {
+  if (unit_offset)
+    for (int64_t j = 0; j < C; ++j) yr[j] = store<S>(load(xr[j]) * r * g[j]);
+  else
+    for (int64_t j = 0; j < C; ++j) yr[j] = store<S>(round_to<S>(load(xr[j]) * r) * g[j]);
 }
 
 }  // namespace
 
 void CpuBackend::rms_norm_forward(const Tensor& x, const Tensor& weight, double eps,
                                   bool unit_offset, Tensor& y, Tensor& rstd) {
-  dispatch_floating(x.dtype(), "rms_norm", [&](auto t) {
-    using T = decltype(t);
+  dispatch_storage(x.dtype(), "rms_norm", [&](auto t) {
+    using S = decltype(t);
+    using T = compute_t<S>;
     const int64_t C = x.size(-1), rows = x.numel() / C;
-    const std::vector<T> gain = rms_gain<T>(weight, unit_offset, C);
-    const T* g = gain.data();
-    const T* xp = x.data<T>();
-    T* yp = y.data<T>();
+    const std::vector<T> gain = rms_gain<S>(weight, unit_offset, C);
+    const S* xp = x.data<S>();
+    S* yp = y.data<S>();
     T* rp = rstd.data<T>();
 #pragma omp parallel for if (x.numel() > kParallelElements)
     for (int64_t row = 0; row < rows; ++row) {
-      const T* xr = xp + row * C;
-      T* yr = yp + row * C;
+      const S* xr = xp + row * C;
       double sq = 0.0;
 #pragma omp simd reduction(+ : sq)
-      for (int64_t j = 0; j < C; ++j) sq += double(xr[j]) * xr[j];
+      for (int64_t j = 0; j < C; ++j) {
+        const double v = load(xr[j]);
+        sq += v * v;
+      }
       rp[row] = static_cast<T>(1.0 / std::sqrt(sq / static_cast<double>(C) + eps));
-      const T r = rp[row];
-      for (int64_t j = 0; j < C; ++j) yr[j] = xr[j] * r * g[j];
+      rms_output_row(xr, rp[row], gain.data(), C, unit_offset, yp + row * C);
     }
   });
 }
 
+// Backward in the compute type T; the forward's 16-bit roundings count as the identity.
 void CpuBackend::rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
                                    const Tensor& rstd, bool unit_offset, Tensor& dx,
                                    Tensor& dweight) {
-  dispatch_floating(x.dtype(), "rms_norm_backward", [&](auto t) {
-    using T = decltype(t);
+  dispatch_storage(x.dtype(), "rms_norm_backward", [&](auto t) {
+    using S = decltype(t);
+    using T = compute_t<S>;
     const int64_t C = x.size(-1), rows = x.numel() / C;
-    const std::vector<T> gain = rms_gain<T>(weight, unit_offset, C);
+    const std::vector<T> gain = rms_gain<S>(weight, unit_offset, C);
     const T* g = gain.data();
-    const T* dyp = dy.data<T>();
-    const T* xp = x.data<T>();
+    const S* dyp = dy.data<S>();
+    const S* xp = x.data<S>();
     const T* rp = rstd.data<T>();
-    T* dxp = data_or_null<T>(dx);
+    S* dxp = data_or_null<S>(dx);
     const bool want_dw = dweight.defined();
     const RowChunks chunks(rows);
     WeightGradPartials<T> partial(chunks.count, C, 1);
@@ -287,23 +331,25 @@ void CpuBackend::rms_norm_backward(const Tensor& dy, const Tensor& x, const Tens
       if (want_dw) partial.start_chunk(0, k);
       const int64_t r0 = k * chunks.size, r_end = std::min(rows, r0 + chunks.size);
       for (int64_t row = r0; row < r_end; ++row) {
-        const T* dyr = dyp + row * C;
-        const T* xr = xp + row * C;
+        const S* dyr = dyp + row * C;
+        const S* xr = xp + row * C;
         const T r = rp[row];
         double sum_dxhat_xhat = 0.0;
 #pragma omp simd reduction(+ : sum_dxhat_xhat)
-        for (int64_t j = 0; j < C; ++j) sum_dxhat_xhat += double(dyr[j] * g[j] * (xr[j] * r));
+        for (int64_t j = 0; j < C; ++j)
+          sum_dxhat_xhat += double(load(dyr[j]) * g[j] * (load(xr[j]) * r));
         if (want_dw)
-          for (int64_t j = 0; j < C; ++j) sdw[j] += dyr[j] * (xr[j] * r);
+          for (int64_t j = 0; j < C; ++j) sdw[j] += load(dyr[j]) * (load(xr[j]) * r);
         if (dxp) {
           const T b = static_cast<T>(sum_dxhat_xhat / static_cast<double>(C));
-          T* dxr = dxp + row * C;
-          for (int64_t j = 0; j < C; ++j) dxr[j] = r * (dyr[j] * g[j] - xr[j] * r * b);
+          S* dxr = dxp + row * C;
+          for (int64_t j = 0; j < C; ++j)
+            dxr[j] = store<S>(r * (load(dyr[j]) * g[j] - load(xr[j]) * r * b));
         }
         if (want_dw) partial.after_row(0, k, row - r0, row + 1 == r_end);
       }
     }
-    if (want_dw) partial.reduce_into(0, dweight.data<T>());
+    if (want_dw) partial.reduce_into(0, dweight.data<S>());
   });
 }
 

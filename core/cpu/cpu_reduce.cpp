@@ -92,7 +92,7 @@ void CpuBackend::sum_to_shape(const Tensor& x, Tensor& out) {
 }
 
 double CpuBackend::sum_squares(const Tensor& x) {
-  return dispatch_floating(x.dtype(), "sum_squares", [&](auto t) {
+  return dispatch_floating_or_half(x.dtype(), "sum_squares", [&](auto t) {
     using T = decltype(t);
     const T* p = x.data<T>();
     const int64_t n = x.numel();
@@ -106,7 +106,7 @@ double CpuBackend::sum_squares(const Tensor& x) {
       const int64_t i1 = std::min(n, (b + 1) * kBlock);
       double s = 0.0;
 #pragma omp simd reduction(+ : s)
-      for (int64_t i = b * kBlock; i < i1; ++i) s += static_cast<double>(p[i]) * p[i];
+      for (int64_t i = b * kBlock; i < i1; ++i) s += as_double(p[i]) * as_double(p[i]);
       partial[b] = s;
     }
     double s = 0.0;
@@ -116,12 +116,12 @@ double CpuBackend::sum_squares(const Tensor& x) {
 }
 
 bool CpuBackend::all_finite(const Tensor& x) {
-  return dispatch_floating(x.dtype(), "all_finite", [&](auto t) {
+  return dispatch_floating_or_half(x.dtype(), "all_finite", [&](auto t) {
     using T = decltype(t);
     const T* p = x.data<T>();
     const int64_t n = x.numel();
     bool ok = true;
-    for (int64_t i = 0; i < n; ++i) ok &= std::isfinite(p[i]);
+    for (int64_t i = 0; i < n; ++i) ok &= std::isfinite(as_double(p[i]));
     return ok;
   });
 }

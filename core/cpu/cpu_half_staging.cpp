@@ -1,0 +1,197 @@
+// HalfStaging: float32 stand-ins for a kernel call's half tensors (see cpu_half_staging.h).
+#include "core/cpu/cpu_half_staging.h"
+
+namespace normlab {
+
+namespace {
+
+// The half dtype among the call's tensors, checking they do not mix two floating types other than
+// float32 statistics; F32 when no tensor is half.
+DType call_half_dtype(const char* op, std::initializer_list<const Tensor*> inputs,
+                      std::initializer_list<Tensor*> outputs) {
+  DType half = DType::F32;
+  auto note = [&](const Tensor* t) {
+    if (t->defined() && is_half(t->dtype())) {
+      NL_CHECK(half == DType::F32 || half == t->dtype(), op, "tensors mix {} and {}",
+               dtype_name(half), dtype_name(t->dtype()));
+      half = t->dtype();
+    }
+  };
+  for (const Tensor* t : inputs) note(t);
+  for (const Tensor* t : outputs) note(t);
+  if (half == DType::F32) return half;
+  auto check = [&](const Tensor* t) {
+    NL_CHECK(!t->defined() || t->dtype() == half || t->dtype() == DType::F32, op,
+             "tensors mix {} and {}", dtype_name(half), dtype_name(t->dtype()));
+  };
+  for (const Tensor* t : inputs) check(t);
+  for (const Tensor* t : outputs) check(t);
+  return half;
+}
+
+}  // namespace
+
+HalfStaging::HalfStaging(Backend& backend, const char* op, std::initializer_list<const Tensor*> inputs,
+                         std::initializer_list<Tensor*> outputs)
+    : backend_(backend), active_(call_half_dtype(op, inputs, outputs) != DType::F32) {
+  temps_.reserve(inputs.size() + outputs.size());
+  for (const Tensor* t : inputs) inputs_.push_back(stage(t));
+  for (Tensor* t : outputs) {
+    outputs_.push_back(const_cast<Tensor*>(stage(t)));
+    originals_.push_back(t);
+  }
+}
+
+// t itself when it is not half (float32 statistics, undefined optional tensors), else a float32
+// copy of it.
+const Tensor* HalfStaging::stage(const Tensor* t) {
+  if (!active_ || !t->defined() || !is_half(t->dtype())) return t;
+  Tensor& temp = temps_.emplace_back(Tensor::empty(t->shape(), DType::F32, t->device()));
+  backend_.copy_strided(*t, temp);
+  return &temp;
+}
+
+void HalfStaging::store_outputs() {
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i] != originals_[i]) backend_.copy_strided(*outputs_[i], *originals_[i]);
+}
+
+// ---- staged kernels: stage, run the float kernel, store ----
+
+void HalfStagingBackend::unary(UnaryOp op, const Tensor& x, Tensor& y, double alpha) {
+  HalfStaging s(k_, "unary", {&x}, {&y});
+  k_.unary(op, s.in(0), s.out(0), alpha);
+  s.store_outputs();
+}
+
+void HalfStagingBackend::unary_backward(UnaryOp op, const Tensor& x, const Tensor& y,
+                                        const Tensor& dy, Tensor& dx, double alpha) {
+  HalfStaging s(k_, "unary_backward", {&x, &y, &dy}, {&dx});
+  k_.unary_backward(op, s.in(0), s.in(1), s.in(2), s.out(0), alpha);
+  s.store_outputs();
+}
+
+void HalfStagingBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  HalfStaging s(k_, "binary", {&a, &b}, {&out});
+  k_.binary(op, s.in(0), s.in(1), s.out(0));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
+  HalfStaging s(k_, "axpy", {&x}, {&y});
+  k_.axpy(alpha, s.in(0), s.out(0));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) {
+  HalfStaging s(k_, "reduce", {&x}, {&out});
+  k_.reduce_axis(op, s.in(0), axis, s.out(0));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::sum_to_shape(const Tensor& x, Tensor& out) {
+  HalfStaging s(k_, "sum_to_shape", {&x}, {&out});
+  k_.sum_to_shape(s.in(0), s.out(0));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::softmax(const Tensor& x, Tensor& y, bool causal) {
+  HalfStaging s(k_, causal ? "causal_softmax" : "softmax", {&x}, {&y});
+  k_.softmax(s.in(0), s.out(0), causal);
+  s.store_outputs();
+}
+
+void HalfStagingBackend::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
+  HalfStaging s(k_, "softmax_backward", {&y, &dy}, {&dx});
+  k_.softmax_backward(s.in(0), s.in(1), s.out(0));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                            int64_t groups, double eps, Tensor& y, Tensor& mean,
+                                            Tensor& rstd) {
+  HalfStaging s(k_, "group_norm", {&x, &gamma, &beta}, {&y, &mean, &rstd});
+  k_.group_norm_forward(s.in(0), s.in(1), s.in(2), groups, eps, s.out(0), s.out(1), s.out(2));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                             const Tensor& mean, const Tensor& rstd, int64_t groups,
+                                             Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  HalfStaging s(k_, "group_norm_backward", {&dy, &x, &gamma, &mean, &rstd}, {&dx, &dgamma, &dbeta});
+  k_.group_norm_backward(s.in(0), s.in(1), s.in(2), s.in(3), s.in(4), groups, s.out(0), s.out(1),
+                         s.out(2));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                            double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
+  HalfStaging s(k_, "batch_norm", {&x, &gamma, &beta}, {&y, &mean, &rstd});
+  k_.batch_norm_forward(s.in(0), s.in(1), s.in(2), eps, s.out(0), s.out(1), s.out(2));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                             const Tensor& mean, const Tensor& rstd, Tensor& dx,
+                                             Tensor& dgamma, Tensor& dbeta) {
+  HalfStaging s(k_, "batch_norm_backward", {&dy, &x, &gamma, &mean, &rstd}, {&dx, &dgamma, &dbeta});
+  k_.batch_norm_backward(s.in(0), s.in(1), s.in(2), s.in(3), s.in(4), s.out(0), s.out(1), s.out(2));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dweight) {
+  HalfStaging s(k_, "embedding_backward", {&dy}, {&dweight});
+  k_.embedding_backward(ids, s.in(0), s.out(0));
+  s.store_outputs();
+}
+
+double HalfStagingBackend::cross_entropy_forward(const Tensor& logits, const Tensor& targets,
+                                                 int32_t ignore_index, Tensor& lse) {
+  HalfStaging s(k_, "cross_entropy", {&logits}, {&lse});
+  const double loss = k_.cross_entropy_forward(s.in(0), targets, ignore_index, s.out(0));
+  s.store_outputs();
+  return loss;
+}
+
+void HalfStagingBackend::cross_entropy_backward(const Tensor& logits, const Tensor& targets,
+                                                int32_t ignore_index, const Tensor& lse,
+                                                double scale, Tensor& dlogits) {
+  HalfStaging s(k_, "cross_entropy_backward", {&logits, &lse}, {&dlogits});
+  k_.cross_entropy_backward(s.in(0), targets, ignore_index, s.in(1), scale, s.out(0));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::dropout_mask(uint64_t seed, double p, Tensor& mask) {
+  HalfStaging s(k_, "dropout", {}, {&mask});
+  k_.dropout_mask(seed, p, s.out(0));
+  s.store_outputs();
+}
+
+// ---- optimizers: float32 master weights only ----
+
+static void refuse_half_params(const char* op, const Tensor& param) {
+  NL_CHECK(!is_half(param.dtype()), op,
+           "parameters are {}: optimizers update float32 master weights (keep a float32 copy and "
+           "cast it to half for compute)",
+           dtype_name(param.dtype()));
+}
+
+void HalfStagingBackend::adam_step(const AdamArgs& args, Tensor& param, const Tensor& grad,
+                                   Tensor& m, Tensor& v) {
+  refuse_half_params("adam", param);
+  k_.adam_step(args, param, grad, m, v);
+}
+
+void HalfStagingBackend::sgd_step(double lr, double momentum, double weight_decay, Tensor& param,
+                                  const Tensor& grad, Tensor& momentum_buf) {
+  refuse_half_params("sgd", param);
+  k_.sgd_step(lr, momentum, weight_decay, param, grad, momentum_buf);
+}
+
+void HalfStagingBackend::radam_step(const RAdamArgs& args, Tensor& param, const Tensor& grad,
+                                    Tensor& m, Tensor& v) {
+  refuse_half_params("radam", param);
+  k_.radam_step(args, param, grad, m, v);
+}
+
+}  // namespace normlab

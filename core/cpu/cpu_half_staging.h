@@ -1,0 +1,136 @@
+// Half precision on the CPU. bfloat16 and float16 are storage types (core/half.h): nothing is
+// computed in them. HalfStagingBackend sits in front of the float kernels (CpuBackend) and, for a
+// kernel call whose tensors are half:
+//   1. converts each half tensor to a float32 temporary (exact: every half value is a float),
+//   2. runs the float32 kernel on the temporaries,
+//   3. stores each float32 output back into its half tensor, rounded to nearest even.
+// So a half kernel's result is bitwise the float32 kernel on the same (already rounded) inputs,
+// rounded once: the rule PyTorch's CPU bfloat16 elementwise kernels follow.
+//
+// Kernels that handle half themselves pass straight through: memory, fill, copy (they convert),
+// copy_columns and embedding_forward (byte copies), sum_squares and all_finite (they read half and
+// accumulate in double), gemm and layer_norm/rms_norm (their own files). The optimizer steps
+// refuse half parameters: the parameters an optimizer updates are float32 master weights.
+//
+// A call's floating tensors share one half dtype, except outputs documented as float32 statistics
+// (cross-entropy's lse), which may be float32 and then pass through unconverted.
+#pragma once
+#include <initializer_list>
+#include <vector>
+
+#include "core/backend.h"
+
+namespace normlab {
+
+// One kernel call's tensors, with float32 stand-ins for the half ones. Without a half tensor it
+// hands the originals through and store_outputs() does nothing.
+class HalfStaging {
+ public:
+  // Outputs are loaded too: some kernels accumulate into them (axpy, embedding_backward).
+  HalfStaging(Backend& backend, const char* op, std::initializer_list<const Tensor*> inputs,
+              std::initializer_list<Tensor*> outputs);
+  const Tensor& in(size_t i) const { return *inputs_[i]; }
+  Tensor& out(size_t i) { return *outputs_[i]; }
+  // Rounds every staged output back into its half tensor.
+  void store_outputs();
+
+ private:
+  const Tensor* stage(const Tensor* t);
+  Backend& backend_;
+  bool active_ = false;
+  std::vector<Tensor> temps_;  // reserved up front: the pointers below point into it
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor*> outputs_, originals_;
+};
+
+class HalfStagingBackend final : public Backend {
+ public:
+  explicit HalfStagingBackend(Backend& kernels) : k_(kernels) {}
+  Device device() const override { return k_.device(); }
+
+  void* allocate(size_t bytes) override { return k_.allocate(bytes); }
+  void deallocate(void* ptr, size_t bytes) noexcept override { k_.deallocate(ptr, bytes); }
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) override {
+    k_.copy_to_host(host_dst, src, bytes);
+  }
+  void copy_from_host(void* dst, const void* host_src, size_t bytes) override {
+    k_.copy_from_host(dst, host_src, bytes);
+  }
+  void fill(Tensor& out, double value) override { k_.fill(out, value); }
+  void copy_strided(const Tensor& src, Tensor& dst) override { k_.copy_strided(src, dst); }
+  void copy_columns(const Tensor& src, int64_t src_start, Tensor& dst, int64_t dst_start,
+                    int64_t length) override {
+    k_.copy_columns(src, src_start, dst, dst_start, length);
+  }
+
+  void unary(UnaryOp op, const Tensor& x, Tensor& y, double alpha) override;
+  void unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
+                      double alpha) override;
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) override;
+  void axpy(double alpha, const Tensor& x, Tensor& y) override;
+
+  void reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) override;
+  void sum_to_shape(const Tensor& x, Tensor& out) override;
+  double sum_squares(const Tensor& x) override { return k_.sum_squares(x); }
+  bool all_finite(const Tensor& x) override { return k_.all_finite(x); }
+
+  void gemm(const GemmArgs& args, const Tensor& a, const Tensor& b, Tensor& c) override {
+    k_.gemm(args, a, b, c);
+  }
+
+  void softmax(const Tensor& x, Tensor& y, bool causal) override;
+  void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) override;
+
+  void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                          Tensor& y, Tensor& mean, Tensor& rstd) override {
+    k_.layer_norm_forward(x, gamma, beta, eps, y, mean, rstd);
+  }
+  void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                           const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
+                           Tensor& dbeta) override {
+    k_.layer_norm_backward(dy, x, gamma, mean, rstd, dx, dgamma, dbeta);
+  }
+  void rms_norm_forward(const Tensor& x, const Tensor& weight, double eps, bool unit_offset,
+                        Tensor& y, Tensor& rstd) override {
+    k_.rms_norm_forward(x, weight, eps, unit_offset, y, rstd);
+  }
+  void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
+                         const Tensor& rstd, bool unit_offset, Tensor& dx,
+                         Tensor& dweight) override {
+    k_.rms_norm_backward(dy, x, weight, rstd, unit_offset, dx, dweight);
+  }
+  void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t groups,
+                          double eps, Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                           const Tensor& mean, const Tensor& rstd, int64_t groups, Tensor& dx,
+                           Tensor& dgamma, Tensor& dbeta) override;
+  void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                          Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                           const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
+                           Tensor& dbeta) override;
+
+  void embedding_forward(const Tensor& weight, const Tensor& ids, Tensor& out) override {
+    k_.embedding_forward(weight, ids, out);
+  }
+  void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dweight) override;
+
+  double cross_entropy_forward(const Tensor& logits, const Tensor& targets, int32_t ignore_index,
+                               Tensor& lse) override;
+  void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int32_t ignore_index,
+                              const Tensor& lse, double scale, Tensor& dlogits) override;
+
+  void dropout_mask(uint64_t seed, double p, Tensor& mask) override;
+
+  void adam_step(const AdamArgs& args, Tensor& param, const Tensor& grad, Tensor& m,
+                 Tensor& v) override;
+  void sgd_step(double lr, double momentum, double weight_decay, Tensor& param, const Tensor& grad,
+                Tensor& momentum_buf) override;
+  void radam_step(const RAdamArgs& args, Tensor& param, const Tensor& grad, Tensor& m,
+                  Tensor& v) override;
+
+ private:
+  Backend& k_;  // the float32/float64 kernels
+};
+
+}  // namespace normlab
