@@ -67,14 +67,20 @@ bool is_reference_kernel(const dnnl::matmul::primitive_desc& pd) {
   return std::string_view(pd.impl_info_str()).starts_with("ref");
 }
 
-dnnl::matmul cached_matmul(const MatmulKey& key) {
+struct CachedMatmul {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul matmul;
+};
+
+CachedMatmul cached_matmul(const MatmulKey& key) {
   static std::mutex mutex;
-  static std::map<MatmulKey, dnnl::matmul> cache;
+  static std::map<MatmulKey, CachedMatmul> cache;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it == cache.end()) {
     if (cache.size() >= 1024) cache.clear();  // a bound, far above the shapes of one model
-    it = cache.emplace(key, dnnl::matmul(make_primitive_desc(key))).first;
+    const dnnl::matmul::primitive_desc pd = make_primitive_desc(key);
+    it = cache.emplace(key, CachedMatmul{pd, dnnl::matmul(pd)}).first;
   }
   return it->second;
 }
@@ -103,13 +109,12 @@ bool onednn_gemm_available(DType dtype) {
 void onednn_gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c) {
   const MatmulKey key{c.dtype(), g.trans_a, g.trans_b, g.batch,    g.m,     g.n,
                       g.k,       g.stride_a, g.stride_b, g.stride_c, g.alpha, g.beta};
-  const dnnl::matmul matmul = cached_matmul(key);
-  const dnnl::matmul::primitive_desc pd(matmul.get_primitive_desc());
+  const CachedMatmul cached = cached_matmul(key);
   dnnl::stream stream(cpu_engine());
-  memory a_mem(pd.src_desc(), cpu_engine(), const_cast<void*>(a.raw_data()));
-  memory b_mem(pd.weights_desc(), cpu_engine(), const_cast<void*>(b.raw_data()));
-  memory c_mem(pd.dst_desc(), cpu_engine(), c.raw_data());
-  matmul.execute(stream, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
+  memory a_mem(cached.pd.src_desc(), cpu_engine(), const_cast<void*>(a.raw_data()));
+  memory b_mem(cached.pd.weights_desc(), cpu_engine(), const_cast<void*>(b.raw_data()));
+  memory c_mem(cached.pd.dst_desc(), cpu_engine(), c.raw_data());
+  cached.matmul.execute(stream, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
   stream.wait();
 }
 
