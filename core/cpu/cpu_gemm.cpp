@@ -1,8 +1,10 @@
 // GEMM through OpenBLAS: transposes are folded into the call (no transposed copies); a batch is a
 // loop of cblas calls over strided matrices (a zero stride shares one matrix across the batch).
+// bfloat16/float16 operands go to gemm_half (core/cpu/half_gemm.h): oneDNN or a float32 fallback.
 #include <cblas.h>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/half_gemm.h"
 
 namespace normlab {
 
@@ -12,6 +14,7 @@ void CpuBackend::gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tenso
   const int64_t lda = g.trans_a ? g.m : g.k;  // stored A is (M,K) or, transposed, (K,M)
   const int64_t ldb = g.trans_b ? g.k : g.n;
   const int64_t ldc = g.n;
+  if (is_half(c.dtype())) return gemm_half(g, a, b, c);
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) {  // empty inner dimension: C = beta * C
     dispatch_floating(c.dtype(), "gemm", [&](auto t) {
@@ -37,7 +40,7 @@ void CpuBackend::gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tenso
       cblas_dgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, g.alpha, ap + i * g.stride_a, lda,
                   bp + i * g.stride_b, ldb, g.beta, cp + i * g.stride_c, ldc);
   } else {
-    fail("gemm", "expected float32 or float64, got {}", dtype_name(c.dtype()));
+    fail("gemm", "expected float32, float64, bfloat16 or float16, got {}", dtype_name(c.dtype()));
   }
 }
 
