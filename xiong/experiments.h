@@ -6,6 +6,7 @@
 //   E5 Admin amplification, DeepNorm, sandwich        e5_beyond.cpp
 //   E6 RMSNorm vs LayerNorm                           e6_rmsnorm.cpp
 //   E7 gradient profile over training, Adam's update size   e7_mechanism.cpp
+//   E8 Post-LN vs Pre-LN in bf16 and fp16                e8_precision.cpp
 // Init-time probes run in this process and are cached (report.h: cached); training runs go through
 // one sweep per base config (training.h), whose points each experiment lists here.
 #pragma once
@@ -42,11 +43,13 @@ std::vector<TrainPoint> e4_points(const Grids& g);
 std::vector<TrainPoint> e5_points(const Grids& g);
 std::vector<TrainPoint> e6_points(const Grids& g);
 std::vector<TrainPoint> e7_points(const Grids& g);
+std::vector<TrainPoint> e8_points(const Grids& g);
 
 Section run_e3(const Context& ctx, const TrainingResults& copy, const TrainingResults& text);
 Section run_e4(const Context& ctx, const TrainingResults& copy);
 Section run_e5(const Context& ctx, const TrainingResults& copy, bool train_part);
 Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part);
 Section run_e7(const Context& ctx, const TrainingResults& copy);
+Section run_e8(const Context& ctx, const TrainingResults& copy);
 
 }  // namespace normlab::xiong

@@ -14,7 +14,8 @@ double TrainPoint::lr_value() const { return std::strtod(lr.c_str(), nullptr); }
 
 std::string TrainPoint::name() const {
   const std::string base = fmt::format("{}-{}-{}-lr{}-w{}-s{}", placement, norm_type, optimizer, lr, warmup, seed);
-  return embedding_scale.empty() ? base : base + "-emb" + embedding_scale;
+  const std::string scaled = embedding_scale.empty() ? base : base + "-emb" + embedding_scale;
+  return precision.empty() ? scaled : scaled + "-" + precision;
 }
 
 SweepPoint TrainPoint::sweep_point() const {
@@ -27,6 +28,7 @@ SweepPoint TrainPoint::sweep_point() const {
                  {"schedule.warmup_steps", std::to_string(warmup)},
                  {"seed", std::to_string(seed)}};
   if (!embedding_scale.empty()) p.overrides.emplace_back("model.embedding_scale", embedding_scale);
+  if (!precision.empty()) p.overrides.emplace_back("train.precision", precision);
   return p;
 }
 

@@ -21,9 +21,10 @@ struct TrainPoint {
   int64_t warmup = 1;               // schedule.warmup_steps; 1 = no warmup (the paper's T_warmup = 1)
   int seed = 1;                     // train.seed and model.seed
   std::string embedding_scale;      // model.embedding_scale; "" = the base config's (diagnostic arms)
+  std::string precision;            // train.precision; "" = the base config's (fp32); E8's arms
 
   double lr_value() const;
-  // "post-layernorm-adam-lr1e-3-w1-s1" (+ "-emb<scale>" when set): the run directory's name.
+  // "post-layernorm-adam-lr1e-3-w1-s1" (+ "-emb<scale>", "-<precision>" when set): the run directory's name.
   std::string name() const;
   SweepPoint sweep_point() const;
   bool operator==(const TrainPoint& o) const { return name() == o.name(); }

@@ -25,7 +25,7 @@ namespace normlab::xiong {
 
 namespace {
 
-const std::vector<std::string> kExperiments = {"E1", "E2", "E3", "E4", "E5", "E6", "E7"};
+const std::vector<std::string> kExperiments = {"E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8"};
 
 std::string now_text() {
   const std::time_t t = std::time(nullptr);
@@ -174,6 +174,7 @@ SuiteResults run_sections(const Context& ctx, const std::function<bool(const std
   if (selected("E5")) append(e5_points(g));
   if (selected("E6")) append(e6_points(g));
   if (selected("E7")) append(e7_points(g));
+  if (selected("E8")) append(e8_points(g));
   const TrainingResults copy = run_training(ctx, g.copy_config, copy_points, "copy");
   const TrainingResults text =
       text_points.empty() ? TrainingResults{} : run_training(ctx, g.text_config, text_points, "text");
@@ -183,6 +184,7 @@ SuiteResults run_sections(const Context& ctx, const std::function<bool(const std
   if (selected("E5")) r.sections.push_back(run_e5(ctx, copy, true));
   if (selected("E6")) r.sections.push_back(run_e6(ctx, copy, true));
   if (selected("E7")) r.sections.push_back(run_e7(ctx, copy));
+  if (selected("E8")) r.sections.push_back(run_e8(ctx, copy));
   std::sort(r.sections.begin(), r.sections.end(), [](const Section& a, const Section& b) { return a.id < b.id; });
   r.n_runs = copy.size() + text.size();
   r.run_minutes = (copy.total_wall_s() + text.total_wall_s()) / 60.0;

@@ -42,6 +42,7 @@ void read_run(RunOutcome& out) {
   out.best_val = number(summary, "best_val_loss");
   out.wall_s = number(summary, "wall_s");
   out.steps = integer(summary, "steps", 0);
+  out.skipped_steps = integer(summary, "skipped_steps", 0);
   if (out.status == "diverged") out.diverged_step = integer(summary, "diverged_at_step", -1);
   if (!fs::exists(dir / run_files::kMetrics)) return;
   for (const nlohmann::json& r : read_metrics(dir / run_files::kMetrics)) {

@@ -18,6 +18,7 @@ struct RunOutcome {
   std::string run_dir;
   std::string status = "missing";  // completed | diverged | failed | missing
   int64_t diverged_step = -1;
+  int64_t skipped_steps = 0;       // fp16: updates skipped for overflowing gradients
   int64_t steps = 0;               // the run's configured length
   double initial_loss = NAN;       // train loss of step 0 (the model at init)
   double final_val = NAN, best_val = NAN, wall_s = NAN;

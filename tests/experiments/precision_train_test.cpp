@@ -1,0 +1,204 @@
+// train.precision on tiny configs: bf16/fp16 forward on 16-bit copies with float32 master weights,
+// float16 loss scaling (skips, halving, growth), its state across a resume, and the config checks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "autograd/autocast.h"
+#include "autograd/ops.h"
+#include "command_util.h"
+#include "core/random.h"
+#include "experiments/config.h"
+#include "experiments/run_dir.h"
+#include "experiments/trainer.h"
+#include "nn/transformer.h"
+#include "test_util.h"
+
+namespace normlab {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ScratchDir;
+
+struct TinyRun {
+  ScratchDir dir;
+  std::string config_path = dir.write("tiny.toml", test::tiny_config_toml(dir.file("runs")));
+  RunConfig config(std::vector<std::string> overrides = {}) const { return load_config(config_path, overrides); }
+  fs::path run(const std::string& name) const { return dir.path() / "runs" / name; }
+};
+
+TrainOptions quiet_options(int64_t stop_after = -1, std::string resume_dir = "") {
+  TrainOptions o;
+  o.quiet = true;
+  o.stop_after = stop_after;
+  o.resume_dir = std::move(resume_dir);
+  return o;
+}
+
+std::vector<nlohmann::json> metrics_without_timing(const fs::path& run_dir) {
+  std::vector<nlohmann::json> records = read_metrics(run_dir / "metrics.jsonl");
+  for (auto& r : records) r.erase("tokens_per_s");
+  return records;
+}
+
+nlohmann::json read_summary(const fs::path& run_dir) {
+  std::ifstream in(run_dir / "summary.json");
+  return nlohmann::json::parse(in);
+}
+
+ModelConfig small_model(NormType norm) {
+  ModelConfig m;
+  m.vocab_size = 11;
+  m.d_model = 32;
+  m.n_heads = 4;
+  m.n_layers = 2;
+  m.d_ff = 64;
+  m.context_length = 8;
+  m.norm_type = norm;
+  return m;
+}
+
+Tensor random_ids(Generator& gen, int64_t b, int64_t t, int64_t vocab) {
+  std::vector<int32_t> ids;
+  for (int64_t i = 0; i < b * t; ++i) ids.push_back(static_cast<int32_t>(gen.uniform() * static_cast<double>(vocab)));
+  return Tensor::from_ints(ids, {b, t});
+}
+
+double cosine(const Tensor& a, const Tensor& b) {
+  const auto x = a.to_vector(), y = b.to_vector();
+  double xy = 0, xx = 0, yy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    xy += x[i] * y[i];
+    xx += x[i] * x[i];
+    yy += y[i] * y[i];
+  }
+  return xy / std::sqrt(xx * yy);
+}
+
+// Under autocast the model computes in 16 bits (its logits come out 16-bit, the loss differs from
+// float32's in the low digits), while every gradient arrives in float32 on the master weights and
+// points the same way as float32's.
+TEST(MixedPrecision, AutocastRunsTheModelIn16BitsWithFloat32Gradients) {
+  for (const NormType norm : {NormType::LayerNorm, NormType::RmsNorm, NormType::RmsNormUnitOffset}) {
+    for (const DType half : {DType::BF16, DType::F16}) {
+      TransformerLM model(small_model(norm));
+      Generator gen(3);
+      const Tensor ids = random_ids(gen, 2, 8, 11), targets = random_ids(gen, 2, 8, 11);
+      const Var reference = model.loss(ids, targets);
+      backward(reference);
+      std::vector<Tensor> reference_grads;
+      for (auto& [name, p] : model.named_parameters()) reference_grads.push_back(p.grad().clone());
+      model.zero_grad();
+      Var loss;
+      {
+        AutocastGuard autocast(half);
+        EXPECT_EQ(model.forward(ids).value().dtype(), half);
+        loss = model.loss(ids, targets);
+      }
+      EXPECT_EQ(loss.value().dtype(), DType::F32);
+      EXPECT_NEAR(loss.item(), reference.item(), 0.02) << dtype_name(half);
+      EXPECT_NE(loss.item(), reference.item()) << "the 16-bit forward must round somewhere";
+      backward(loss);
+      size_t i = 0;
+      for (auto& [name, p] : model.named_parameters()) {
+        ASSERT_TRUE(p.grad().defined()) << name;
+        EXPECT_EQ(p.grad().dtype(), DType::F32) << name;
+        EXPECT_GT(cosine(p.grad(), reference_grads[i++]), 0.99) << name << " " << dtype_name(half);
+      }
+    }
+  }
+}
+
+TEST(MixedPrecision, WithoutAGuardNothingChanges) {
+  TransformerLM model(small_model(NormType::LayerNorm));
+  Generator gen(5);
+  const Tensor ids = random_ids(gen, 2, 8, 11), targets = random_ids(gen, 2, 8, 11);
+  const double plain = model.loss(ids, targets).item();
+  double under_f32_guard = 0;
+  {
+    AutocastGuard off(DType::F32);
+    under_f32_guard = model.loss(ids, targets).item();
+  }
+  EXPECT_EQ(plain, under_f32_guard);  // bitwise
+  EXPECT_THROW(AutocastGuard(DType::F64), Error);
+}
+
+TEST(MixedPrecision, Bf16RunTrainsAndRecordsItsPrecision) {
+  TinyRun t;
+  const TrainResult fp32 = train(t.config({"train.name=fp32", "train.steps=30"}), quiet_options());
+  const TrainResult bf16 = train(t.config({"train.name=bf16", "train.steps=30", "train.precision=bf16"}), quiet_options());
+  EXPECT_EQ(bf16.status, "completed");
+  EXPECT_EQ(read_summary(t.run("bf16"))["precision"], "bf16");
+  EXPECT_FALSE(read_summary(t.run("bf16")).contains("loss_scale"));
+  const auto rows = metrics_without_timing(t.run("bf16"));
+  EXPECT_FALSE(rows.front().contains("loss_scale"));
+  EXPECT_LT(rows.back()["train_loss"].get<double>(), rows.front()["train_loss"].get<double>() - 0.2);
+  EXPECT_NEAR(bf16.final_val_loss, fp32.final_val_loss, 0.1);
+  EXPECT_NE(bf16.final_val_loss, fp32.final_val_loss);
+}
+
+// A loss scale of 2^60 overflows float16 at once: steps are skipped and the scale halves until the
+// gradients fit, then training proceeds and the scale doubles after each growth interval.
+TEST(MixedPrecision, Fp16LossScaleSkipsOverflowingStepsAndRecoversTheScale) {
+  TinyRun t;
+  const TrainResult r = train(t.config({"train.name=fp16", "train.steps=40", "train.precision=fp16",
+                                        "train.loss_scale_init=1.152921504606847e18",
+                                        "train.loss_scale_growth_interval=5"}),
+                              quiet_options());
+  EXPECT_EQ(r.status, "completed");
+  const auto rows = metrics_without_timing(t.run("fp16"));
+  ASSERT_FALSE(rows.empty());
+  int64_t skipped = 0;
+  double previous_scale = 1.152921504606847e18;
+  for (const auto& row : rows) {
+    ASSERT_TRUE(row.contains("loss_scale")) << row.dump();
+    const double scale = row["loss_scale"].get<double>();
+    if (row.value("skipped", false)) {
+      ++skipped;
+      EXPECT_EQ(scale, previous_scale / 2) << row.dump();
+    }
+    EXPECT_EQ(row["skipped_steps"].get<int64_t>(), skipped) << row.dump();
+    previous_scale = scale;
+  }
+  EXPECT_GT(skipped, 5);
+  const nlohmann::json summary = read_summary(t.run("fp16"));
+  EXPECT_EQ(summary["skipped_steps"].get<int64_t>(), skipped);
+  EXPECT_EQ(summary["precision"], "fp16");
+  EXPECT_GT(rows.back()["loss_scale"].get<double>(), rows[static_cast<size_t>(skipped) - 1]["loss_scale"].get<double>())
+      << "clean steps after the last skip double the scale every 5 steps";
+  EXPECT_LT(rows.back()["train_loss"].get<double>(), rows.front()["train_loss"].get<double>());
+}
+
+TEST(MixedPrecision, Fp16ResumeContinuesWithTheSavedLossScale) {
+  TinyRun t;
+  const std::vector<std::string> common = {"train.precision=fp16", "train.steps=24",
+                                           "train.loss_scale_init=1.152921504606847e18",
+                                           "train.loss_scale_growth_interval=3"};
+  auto with = [&](std::string name) {
+    auto o = common;
+    o.push_back("train.name=" + name);
+    return t.config(o);
+  };
+  train(with("full"), quiet_options());
+  train(with("part"), quiet_options(14));
+  const TrainResult resumed = train(RunConfig{}, quiet_options(-1, t.run("part").string()));
+  EXPECT_EQ(resumed.status, "completed");
+  EXPECT_EQ(metrics_without_timing(t.run("part")), metrics_without_timing(t.run("full")));
+  EXPECT_EQ(read_summary(t.run("part"))["loss_scale"], read_summary(t.run("full"))["loss_scale"]);
+}
+
+TEST(MixedPrecision, ConfigChecksNameTheKeys) {
+  TinyRun t;
+  const std::string f64 = test::error_of([&] { t.config({"train.precision=bf16", "model.dtype=float64"}); });
+  EXPECT_NE(f64.find("train.precision"), std::string::npos) << f64;
+  EXPECT_NE(f64.find("float32 master weights"), std::string::npos) << f64;
+  const std::string bad = test::error_of([&] { t.config({"train.precision=fp8"}); });
+  EXPECT_NE(bad.find("fp32, bf16, fp16"), std::string::npos) << bad;
+  const std::string scale = test::error_of([&] { t.config({"train.loss_scale_init=0"}); });
+  EXPECT_NE(scale.find("train.loss_scale_init"), std::string::npos) << scale;
+}
+
+}  // namespace
+}  // namespace normlab
