@@ -8,7 +8,7 @@
 //
 // Auto takes oneDNN only where it is expected to beat the fallback: CPUs with AMX tiles. With
 // avx512_bf16 alone (no AMX), oneDNN 2.6's bfloat16 matmul measured 0.5-0.9x of float32 sgemm at
-// the model's shapes, the fallback 0.8-1.0x (bench/gemm_precision, bench/README.md); oneDNN 2.6
+// the model's shapes, the fallback 0.7-1.0x (bench/gemm_precision, bench/README.md); oneDNN 2.6
 // has no float16 matmul on the CPU at all. The environment variable NORMLAB_HALF_GEMM
 // (auto, onednn, fallback) sets the initial path.
 #pragma once

@@ -66,8 +66,9 @@ void CudaBackend::gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tens
                                              ldc, g.stride_c, batch),
                    "cublasDgemmStridedBatched");
   } else if (is_half(c.dtype())) {
-    NL_CHECK(a.dtype() == c.dtype() && b.dtype() == c.dtype(), "gemm", "operands must share one dtype, got a {}, b {}, c {}",
-             dtype_name(a.dtype()), dtype_name(b.dtype()), dtype_name(c.dtype()));
+    NL_CHECK(a.dtype() == c.dtype() && b.dtype() == c.dtype(), "gemm",
+             "operands must share one dtype, got a {}, b {}, c {}", dtype_name(a.dtype()), dtype_name(b.dtype()),
+             dtype_name(c.dtype()));
     const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
     const cudaDataType_t type = cuda_half_type(c.dtype());
     if (g.batch == 1)
