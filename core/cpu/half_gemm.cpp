@@ -2,12 +2,26 @@
 #include "core/cpu/half_gemm.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <string>
 
 namespace normlab {
 
 namespace {
 
-std::atomic<HalfGemmPath> requested_path{HalfGemmPath::Auto};
+// NORMLAB_HALF_GEMM = auto | onednn | fallback (unset: auto).
+HalfGemmPath path_from_environment() {
+  const char* value = std::getenv("NORMLAB_HALF_GEMM");
+  const std::string text = value ? value : "auto";
+  for (const HalfGemmPath path : {HalfGemmPath::Auto, HalfGemmPath::OneDnn, HalfGemmPath::Fallback})
+    if (text == half_gemm_path_name(path)) return path;
+  fail("gemm", "NORMLAB_HALF_GEMM must be auto, onednn or fallback, got '{}'", text);
+}
+
+std::atomic<HalfGemmPath>& requested_path() {
+  static std::atomic<HalfGemmPath> path{path_from_environment()};
+  return path;
+}
 
 // Through float32: A, B and C converted whole (their layout, strides and broadcasts unchanged),
 // one sgemm call per batch entry, C rounded back.
@@ -20,15 +34,16 @@ void gemm_half_fallback(const GemmArgs& g, const Tensor& a, const Tensor& b, Ten
 
 }  // namespace
 
-void set_half_gemm_path(HalfGemmPath path) { requested_path = path; }
+void set_half_gemm_path(HalfGemmPath path) { requested_path() = path; }
 
 HalfGemmPath half_gemm_path(DType dtype) {
-  const HalfGemmPath path = requested_path;
-  if (path == HalfGemmPath::Fallback) return HalfGemmPath::Fallback;
-  if (onednn_gemm_available(dtype)) return HalfGemmPath::OneDnn;
-  NL_CHECK(path == HalfGemmPath::Auto, "gemm", "oneDNN was asked for but cannot run {} GEMMs here "
-           "(built without oneDNN, or no native kernel on this CPU)", dtype_name(dtype));
-  return HalfGemmPath::Fallback;
+  const HalfGemmPath path = requested_path();
+  if (path == HalfGemmPath::Auto)
+    return onednn_gemm_preferred(dtype) ? HalfGemmPath::OneDnn : HalfGemmPath::Fallback;
+  NL_CHECK(path == HalfGemmPath::Fallback || onednn_gemm_available(dtype), "gemm",
+           "oneDNN was asked for but cannot run {} GEMMs here (built without oneDNN, or no native "
+           "kernel on this CPU)", dtype_name(dtype));
+  return path;
 }
 
 std::string_view half_gemm_path_name(HalfGemmPath path) {

@@ -4,7 +4,9 @@
 // and cuBLAS is called with the operands swapped, each with its own transpose flag and the same
 // leading dimensions as the CPU's row-major cblas call. Batches use the strided-batched call (a
 // stride of 0 shares one matrix over the batch, as a linear layer's weight). Transposes are never
-// materialised. Pure FP32/FP64 arithmetic (cuBLAS's default math mode: no TF32).
+// materialised. Pure FP32/FP64 arithmetic (cuBLAS's default math mode: no TF32). bfloat16 and
+// float16 operands go through cublasGemmEx / cublasGemmStridedBatchedEx with CUBLAS_COMPUTE_32F:
+// float32 accumulation and float alpha/beta, C stored in its half dtype.
 #include <climits>
 
 #include "core/cuda/cuda_backend.h"
@@ -17,6 +19,8 @@ namespace {
 void check_cublas(cublasStatus_t status, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS) fail("cuda", "{} failed: {}", call, cublasGetStatusString(status));
 }
+
+cudaDataType_t cuda_half_type(DType dtype) { return dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F; }
 
 }  // namespace
 
@@ -61,8 +65,25 @@ void CudaBackend::gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tens
                                              g.stride_b, dev<double>(a), ld_second, g.stride_a, &beta, dev<double>(c),
                                              ldc, g.stride_c, batch),
                    "cublasDgemmStridedBatched");
+  } else if (is_half(c.dtype())) {
+    NL_CHECK(a.dtype() == c.dtype() && b.dtype() == c.dtype(), "gemm",
+             "operands must share one dtype, got a {}, b {}, c {}", dtype_name(a.dtype()), dtype_name(b.dtype()),
+             dtype_name(c.dtype()));
+    const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
+    const cudaDataType_t type = cuda_half_type(c.dtype());
+    if (g.batch == 1)
+      check_cublas(cublasGemmEx(cublas_, op_first, op_second, m, n, k, &alpha, b.raw_data(), type, ld_first,
+                                a.raw_data(), type, ld_second, &beta, c.raw_data(), type, ldc, CUBLAS_COMPUTE_32F,
+                                CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx");
+    else
+      check_cublas(cublasGemmStridedBatchedEx(cublas_, op_first, op_second, m, n, k, &alpha, b.raw_data(), type,
+                                              ld_first, g.stride_b, a.raw_data(), type, ld_second, g.stride_a, &beta,
+                                              c.raw_data(), type, ldc, g.stride_c, batch, CUBLAS_COMPUTE_32F,
+                                              CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmStridedBatchedEx");
   } else {
-    fail("gemm", "expected float32 or float64, got {}", dtype_name(c.dtype()));
+    fail("gemm", "expected float32, float64, bfloat16 or float16, got {}", dtype_name(c.dtype()));
   }
 }
 

@@ -163,6 +163,37 @@ TEST(CudaBackend, GemmTransposesAndBatchesMatchCpu) {
   }
 }
 
+// bfloat16/float16 GEMM (cublasGemmEx, float32 compute) against the CPU's (oneDNN or the float32
+// fallback), through the backends directly: a batch with B shared (stride 0), alpha and beta.
+// Both accumulate in float32 and round once; the orders differ, so allow two units of the half type.
+TEST(CudaBackend, HalfGemmMatchesCpu) {
+  SKIP_WITHOUT_CUDA();
+  for (DType dtype : {DType::BF16, DType::F16}) {
+    const double tol = dtype == DType::BF16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -10);
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        GemmArgs g;
+        g.trans_a = ta;
+        g.trans_b = tb;
+        g.batch = 3;
+        g.m = 37;
+        g.n = 19;
+        g.k = 23;
+        g.stride_a = g.m * g.k;
+        g.stride_b = 0;
+        g.stride_c = g.m * g.n;
+        g.alpha = 0.5;
+        g.beta = 1.5;
+        const Tensor a = random({3, g.m * g.k}, 21).to(dtype), b = random({g.k * g.n}, 22).to(dtype);
+        Tensor c_cpu = random({3, g.m * g.n}, 23).to(dtype);
+        Tensor c_gpu = c_cpu.to(kCuda);
+        cpu_backend().gemm(g, a, b, c_cpu);
+        backend_for(kCuda).gemm(g, a.to(kCuda), b.to(kCuda), c_gpu);
+        expect_close(c_gpu, c_cpu, tol, std::string(dtype_name(dtype)) + (ta ? " t" : " n") + (tb ? "t" : "n"));
+      }
+  }
+}
+
 TEST(CudaBackend, SoftmaxMatchesCpu) {
   SKIP_WITHOUT_CUDA();
   for (const Shape& shape : {Shape{5, 1}, Shape{4, 33}, Shape{2, 3, 70, 70}, Shape{3, 3000}}) {

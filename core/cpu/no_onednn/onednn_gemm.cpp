@@ -5,6 +5,7 @@
 namespace normlab {
 
 bool onednn_gemm_available(DType) { return false; }
+bool onednn_gemm_preferred(DType) { return false; }
 
 void onednn_gemm(const GemmArgs&, const Tensor&, const Tensor&, Tensor&) {
   fail("gemm", "normlab was built without oneDNN (NORMLAB_ONEDNN)");

@@ -85,11 +85,16 @@ CachedMatmul cached_matmul(const MatmulKey& key) {
   return it->second;
 }
 
-// Whether oneDNN runs dtype natively here: the CPU's instructions as oneDNN sees them, and a
-// non-reference kernel for a plain GEMM of that dtype.
+// The CPU's instruction set as oneDNN sees it (ONEDNN_MAX_CPU_ISA can lower it) includes isa.
+bool effective_isa_has(dnnl_cpu_isa_t isa) {
+  const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  return (effective & static_cast<unsigned>(isa)) == static_cast<unsigned>(isa);
+}
+
+// Whether oneDNN runs dtype natively here: avx512_bf16 at least, and a non-reference kernel for a
+// plain GEMM of that dtype.
 bool probe_native_kernel(DType dtype) {
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  if ((isa & dnnl_cpu_isa_avx512_core_bf16) != dnnl_cpu_isa_avx512_core_bf16) return false;
+  if (!effective_isa_has(dnnl_cpu_isa_avx512_core_bf16)) return false;
   try {
     const MatmulKey probe{dtype, false, true, 1, 64, 64, 64, 64 * 64, 64 * 64, 64 * 64, 1.0, 0.0};
     return !is_reference_kernel(make_primitive_desc(probe));
@@ -104,6 +109,11 @@ bool onednn_gemm_available(DType dtype) {
   static const bool bf16 = probe_native_kernel(DType::BF16);
   static const bool f16 = probe_native_kernel(DType::F16);
   return dtype == DType::BF16 ? bf16 : dtype == DType::F16 ? f16 : false;
+}
+
+bool onednn_gemm_preferred(DType dtype) {
+  static const bool amx = effective_isa_has(dnnl_cpu_isa_avx512_core_amx);
+  return amx && onednn_gemm_available(dtype);
 }
 
 void onednn_gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c) {

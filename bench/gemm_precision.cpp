@@ -1,0 +1,167 @@
+// Half-precision GEMM against float32 sgemm at the model's Linear shapes, on the CPU:
+//   build/gemm_precision [--reps N] [--threads 1,2] [--min-ms MS]
+// Implementations, all through CpuBackend::gemm (core/cpu/half_gemm.h), C = op(A) op(B):
+//   f32 sgemm      float32 A, B, C (OpenBLAS): the reference every ratio is taken against;
+//   bf16 oneDNN    bfloat16 A, B, C through oneDNN's matmul (float32 accumulation);
+//   bf16 fallback  bfloat16 converted to float32, sgemm, C rounded back (what float16 runs too);
+//   f16 oneDNN     float16 through oneDNN where it has a native kernel (oneDNN 2.6, Debian 12's,
+//                  has no float16 matmul on the CPU at all: creating the primitive fails).
+// Shapes (M, N, K): M = B*T rows through a Linear layer (in K, out N), three variants as in
+// bench/kernels_bench.cpp: fwd Y = X W^T (M,K)(N,K)^T, dx dX = dY W (M,N)(N,K), dw dW = dY^T X
+// (N,M)(M,K). GFLOP/s = 2 M N K / time per call. Each repetition times every implementation in
+// turn on the same shape (at least --min-ms per implementation); the table shows the median time
+// over repetitions and the median of the per-repetition ratios (sgemm time / this time: > 1 is
+// faster than float32), so a noisy machine moves the ratios less than the absolute figures.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/cpu/blas_core.h"
+#include "core/cpu/half_gemm.h"
+#include "core/random.h"
+
+using namespace normlab;
+
+namespace {
+
+struct GemmShape {
+  const char* name;
+  int64_t m, n, k;
+};
+
+// char_small (B 12 x T 64, d_model 128, d_ff 512), mid (8 x 256, 512, 2048), GPT-2 124M
+// (B*T 1024, 768, 3072): the two MLP Linears of each (the attention projections are N = K = d_model).
+const std::vector<GemmShape> kShapes = {
+    {"char_small up", 768, 512, 128},  {"char_small down", 768, 128, 512},
+    {"mid up", 2048, 2048, 512},       {"mid down", 2048, 512, 2048},
+    {"gpt2 up", 1024, 3072, 768},      {"gpt2 down", 1024, 768, 3072},
+};
+
+struct Impl {
+  const char* name;
+  DType dtype;
+  HalfGemmPath path;  // for half dtypes
+};
+
+struct Operands {
+  GemmArgs args;
+  Tensor a, b, c;
+};
+
+Operands make_operands(const GemmShape& s, int variant, DType dtype) {
+  Generator gen(3);
+  Operands o;
+  o.args.m = s.m;
+  o.args.n = s.n;
+  o.args.k = s.k;
+  Shape a_shape{s.m, s.k}, b_shape{s.n, s.k};  // fwd: X (M,K), W (N,K) transposed
+  o.args.trans_b = variant == 0;
+  if (variant == 1) a_shape = {s.m, s.n}, b_shape = {s.n, s.k}, o.args.m = s.m, o.args.k = s.n, o.args.n = s.k;
+  if (variant == 2) a_shape = {s.m, s.n}, b_shape = {s.m, s.k}, o.args.trans_a = true, o.args.m = s.n,
+                    o.args.k = s.m, o.args.n = s.k;
+  o.a = Tensor::randn(a_shape, gen).to(dtype);
+  o.b = Tensor::randn(b_shape, gen).to(dtype);
+  o.c = Tensor::zeros({o.args.m, o.args.n}, dtype);
+  return o;
+}
+
+// Seconds per call: calls repeated until min_seconds have passed.
+double seconds_per_call(const std::function<void()>& f, double min_seconds) {
+  int calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  double elapsed = 0.0;
+  do {
+    f();
+    ++calls;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } while (elapsed < min_seconds);
+  return elapsed / calls;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+std::function<void()> gemm_call(const Impl& impl, Operands& o) {
+  return [&impl, &o] {
+    set_half_gemm_path(impl.path);
+    cpu_backend().gemm(o.args, o.a, o.b, o.c);
+  };
+}
+
+// One table row per (shape, variant, implementation).
+void bench_shape(const GemmShape& s, int variant, const std::vector<Impl>& impls, int threads, int reps,
+                 double min_seconds) {
+  static const char* variants[] = {"fwd", "dx", "dw"};
+  std::vector<Operands> operands;
+  for (const Impl& impl : impls) operands.push_back(make_operands(s, variant, impl.dtype));
+  std::vector<std::vector<double>> times(impls.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < impls.size(); ++i) {
+      const auto call = gemm_call(impls[i], operands[i]);
+      if (r == 0) call();  // warm-up: primitive creation, first touch
+      times[i].push_back(seconds_per_call(call, min_seconds));
+    }
+  const double flops = 2.0 * s.m * s.n * s.k;
+  for (size_t i = 0; i < impls.size(); ++i) {
+    std::vector<double> ratios;
+    for (int r = 0; r < reps; ++r) ratios.push_back(times[0][r] / times[i][r]);
+    fmt::print("| {} ({}x{}x{}) | {} | {} | {} | {:.1f} | {:.2f} |\n", s.name, s.m, s.n, s.k, variants[variant],
+               threads, impls[i].name, flops / median(times[i]) * 1e-9, median(ratios));
+  }
+  std::fflush(stdout);
+}
+
+std::vector<int> parse_list(const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    out.push_back(std::stoi(text.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  restart_with_better_blas_core(argv);  // OpenBLAS's own kernels for this CPU (core/cpu/blas_core.h)
+  int reps = 5;
+  double min_seconds = 0.2;
+  std::vector<int> thread_counts{1, 2};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--reps") reps = std::stoi(value);
+    else if (flag == "--threads") thread_counts = parse_list(value);
+    else if (flag == "--min-ms") min_seconds = std::stod(value) * 1e-3;
+    else {
+      fmt::print(stderr, "gemm_precision: unknown flag {} (--reps N, --threads 1,2, --min-ms MS)\n", flag);
+      return 2;
+    }
+  }
+  const bool bf16_native = onednn_gemm_available(DType::BF16), f16_native = onednn_gemm_available(DType::F16);
+  fmt::print("OpenBLAS core {}; oneDNN native kernel: bfloat16 {}, float16 {}; {} repetitions, >= {} ms each\n\n",
+             blas_core_name(), bf16_native ? "yes" : "no", f16_native ? "yes" : "no", reps, min_seconds * 1e3);
+  std::vector<Impl> impls{{"f32 sgemm", DType::F32, HalfGemmPath::Auto}};
+  if (bf16_native) impls.push_back({"bf16 oneDNN", DType::BF16, HalfGemmPath::OneDnn});
+  impls.push_back({"bf16 fallback", DType::BF16, HalfGemmPath::Fallback});
+  if (f16_native) impls.push_back({"f16 oneDNN", DType::F16, HalfGemmPath::OneDnn});
+  fmt::print("| shape (M x N x K) | variant | threads | implementation | GFLOP/s | vs sgemm |\n");
+  fmt::print("|---|---|---|---|---|---|\n");
+  for (const int threads : thread_counts) {
+    set_num_threads(threads);
+    for (const GemmShape& s : kShapes)
+      for (int variant = 0; variant < 3; ++variant) bench_shape(s, variant, impls, threads, reps, min_seconds);
+  }
+  set_half_gemm_path(HalfGemmPath::Auto);
+  return 0;
+}
