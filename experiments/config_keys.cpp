@@ -281,7 +281,8 @@ void add_train_keys(std::vector<KeySpec>& t) {
       .key("device", &TrainConfig::device)
       .key("divergence_loss", &TrainConfig::divergence_loss, greater_than(0.0))
       .key("fail_on_divergence", &TrainConfig::fail_on_divergence)
-      .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount});
+      .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount})
+      .key("detect_anomaly", &TrainConfig::detect_anomaly);
 }
 
 void add_log_keys(std::vector<KeySpec>& t) {

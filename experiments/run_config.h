@@ -26,6 +26,8 @@ struct TrainConfig {
   double divergence_loss = 1e4;    // a loss above this (or NaN/Inf anywhere) marks the run diverged
   bool fail_on_divergence = false; // exit non-zero when the run diverges
   int64_t checkpoint_every = 0;    // 0 = only at the end
+  bool detect_anomaly = false;     // name the first op whose output or gradient holds inf/NaN
+                                   // (autograd/anomaly.h); the step then diverged
 };
 
 struct LogConfig {

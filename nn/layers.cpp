@@ -17,7 +17,10 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
   if (bias) register_parameter("bias", parameter(Tensor::zeros({out_features}, dtype)));
 }
 
-Var Linear::forward(const Var& x) const { return linear(x, weight(), bias()); }
+Var Linear::forward(const Var& x) const {
+  const ScopeGuard in_scope(scope());
+  return linear(x, weight(), bias());
+}
 
 Embedding::Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx) : padding_idx_(padding_idx) {
   NL_CHECK(num > 0 && dim > 0, "embedding", "sizes must be positive, got ({}, {})", num, dim);
@@ -26,7 +29,10 @@ Embedding::Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx)
   register_parameter("weight", parameter(Tensor::zeros({num, dim}, dtype)));
 }
 
-Var Embedding::forward(const Tensor& ids) const { return embedding(weight(), ids, padding_idx_); }
+Var Embedding::forward(const Tensor& ids) const {
+  const ScopeGuard in_scope(scope());
+  return embedding(weight(), ids, padding_idx_);
+}
 
 }  // namespace normlab
 
