@@ -55,8 +55,9 @@ std::string AnomalyRecord::message() const {
   else what = fmt::format("the gradient it computed for input {}: {}", gradient_of, gradient.str());
   std::vector<std::string> ins;
   for (size_t i = 0; i < inputs.size(); ++i) ins.push_back(fmt::format("{}: {}", i, inputs[i].str()));
-  return fmt::format("[anomaly] {}: op '{}' {} is the first to produce inf/NaN: {}; inputs {}; output {}", phase,
-                     op, where, what, fmt::join(ins, ", "), output.str());
+  std::string text = fmt::format("[anomaly] {}: op '{}' {} is the first to produce inf/NaN: {}; inputs {}", phase,
+                                 op, where, what, fmt::join(ins, ", "));
+  return phase == "forward" ? text : text + "; its output " + output.str();
 }
 
 void check_forward_output(const char* op, const std::vector<Var>& inputs, const Tensor& output) {

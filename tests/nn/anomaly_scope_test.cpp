@@ -24,7 +24,9 @@ Var parameter_named(const TransformerLM& model, const std::string& name) {
 
 TEST(AnomalyScopes, ForwardInfInOneLayerNamesThatLayersOpAndParameter) {
   TransformerLM model(small_config("pre", "layernorm", "gelu"));  // 2 layers, d_model 16
-  // Block 1's query weights so large that q = norm1(x) W^T overflows float32: the first inf.
+  // Block 1's norm1 output xhat + 1 sums to 16 over its features (xhat sums to 0), so with every
+  // query weight 1e38, q = norm1(x) W^T + b is 1.6e39: float32 overflows there first.
+  parameter_named(model, "blocks.1.norm1.bias").value().fill_(1.0);
   parameter_named(model, "blocks.1.attn.q.weight").value().fill_(1e38);
   const Tensor ids = random_ids(2, 5, 13, 1), targets = random_ids(2, 5, 13, 2);
   const AnomalyModeGuard anomaly;
