@@ -1,5 +1,9 @@
 #include "autograd/tape.h"
 
+#include <mutex>
+#include <unordered_set>
+
+#include "autograd/anomaly.h"
 #include "core/ops.h"
 
 namespace normlab {
@@ -32,20 +36,38 @@ Tape& Tape::current() {
 
 namespace {
 thread_local bool g_grad_enabled = true;
+thread_local const char* g_scope = "";
+thread_local bool g_anomaly_mode = false;  // here, beside record(): off costs one branch per op
 }
+
+bool anomaly_mode_enabled() { return g_anomaly_mode; }
+AnomalyModeGuard::AnomalyModeGuard(bool enabled) : previous_(g_anomaly_mode) { g_anomaly_mode = enabled; }
+AnomalyModeGuard::~AnomalyModeGuard() { g_anomaly_mode = previous_; }
+
+// Interned once per name and never freed: Nodes keep the pointer past the module's lifetime.
+const char* intern_scope(const std::string& name) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> names;  // node-based: elements never move
+  const std::lock_guard<std::mutex> lock(mutex);
+  return names.insert(name).first->c_str();
+}
+const char* current_scope() { return g_scope; }
+ScopeGuard::ScopeGuard(const char* scope) : previous_(g_scope) { g_scope = scope; }
+ScopeGuard::~ScopeGuard() { g_scope = previous_; }
 
 bool grad_enabled() { return g_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
 
 Var record(const char* op, std::vector<Var> inputs, Tensor output, BackwardFn backward) {
+  if (g_anomaly_mode) check_forward_output(op, inputs, output);
   bool needs = false;
   if (g_grad_enabled)
     for (const Var& v : inputs) needs |= v.requires_grad();
   if (!needs) return Var(std::move(output), false);
   Var out(std::move(output), true);
   out.get()->is_leaf = false;
-  Tape::current().push(Node{op, std::move(inputs), out, std::move(backward)});
+  Tape::current().push(Node{op, g_scope, std::move(inputs), out, std::move(backward)});
   return out;
 }
 
@@ -71,9 +93,12 @@ void backward(const Var& output, const Tensor& seed) {
     if (d_out.defined()) {
       if (!node.backward)
         fail(node.op, "has no backward; it cannot be differentiated (recorded at tape position {})", i);
+      const bool check = g_anomaly_mode;
+      if (check) check_backward_output_grad(node, d_out);
       Grads grads = node.backward(d_out);
       NL_CHECK(grads.size() == node.inputs.size(), node.op,
                "backward returned {} gradients for {} inputs", grads.size(), node.inputs.size());
+      if (check) check_backward_grads(node, grads);
       for (size_t k = 0; k < grads.size(); ++k) {
         Var& in = node.inputs[k];
         if (!in.requires_grad() || !grads[k].defined()) continue;

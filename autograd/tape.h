@@ -4,6 +4,7 @@
 // backward(loss) seeds d(loss) = 1 and replays the nodes in reverse order.
 #pragma once
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "autograd/var.h"
@@ -17,6 +18,7 @@ using BackwardFn = std::function<Grads(const Tensor& d_output)>;
 
 struct Node {
   const char* op = "";
+  const char* scope = "";  // the module that recorded it ("blocks.3.attn.q"), see ScopeGuard
   std::vector<Var> inputs;
   Var output;
   BackwardFn backward;  // empty: the op has no backward, and reaching it throws
@@ -46,6 +48,24 @@ class NoGradGuard {
 
  private:
   bool previous_;
+};
+
+// Scopes name where in a model an op was recorded: nn modules hold a ScopeGuard with their dotted
+// path ("blocks.3.attn.q") while they run, and every Node keeps the innermost one (anomaly mode
+// reports it). A scope is an interned string that lives as long as the program, so holding and
+// keeping one costs a pointer copy. autograd knows no modules: nn chooses the names.
+const char* intern_scope(const std::string& name);
+const char* current_scope();  // "" outside every scope
+
+class ScopeGuard {
+ public:
+  explicit ScopeGuard(const char* scope);  // an interned scope (intern_scope)
+  ~ScopeGuard();
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
+
+ private:
+  const char* previous_;
 };
 
 // Wraps a forward result: when grad mode is on and any input requires grad, records a Node and

@@ -300,6 +300,7 @@ std::string config_fingerprint(const RunConfig& config) {
   what.train.out_dir = defaults.out_dir;
   what.train.threads = defaults.threads;
   what.log.tensorboard = LogConfig().tensorboard;
+  what.train.detect_anomaly = defaults.detect_anomaly;  // a diagnostic: it names what diverged
   return hex_fingerprint(config_to_toml(what));
 }
 

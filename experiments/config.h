@@ -31,10 +31,10 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 // an equal RunConfig. Throws if a value cannot be written as TOML (a seed >= 2^63).
 std::string config_to_toml(const RunConfig& config);
 
-// A 16-hex-digit hash of config_to_toml(config) with train.name, train.out_dir, train.threads and
-// log.tensorboard left out (where a run goes, how many threads it uses and whether it also writes
-// its logs for TensorBoard, not what it computes): equal configs
-// give equal fingerprints. A run stores it in fingerprint.txt; a sweep compares it before reusing
+// A 16-hex-digit hash of config_to_toml(config) with train.name, train.out_dir, train.threads,
+// log.tensorboard and train.detect_anomaly left out (where a run goes, how many threads it uses,
+// whether it also writes its logs for TensorBoard or names the op that diverged, not what it
+// computes): equal configs give equal fingerprints. A run stores it in fingerprint.txt; a sweep compares it before reusing
 // a point's results.
 std::string config_fingerprint(const RunConfig& config);
 

@@ -284,7 +284,8 @@ void add_train_keys(std::vector<KeySpec>& t) {
       .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount})
       .key("precision", &TrainConfig::precision)
       .key("loss_scale_init", &TrainConfig::loss_scale_init, greater_than(0.0))
-      .key("loss_scale_growth_interval", &TrainConfig::loss_scale_growth_interval, IntRange{1, kMaxCount});
+      .key("loss_scale_growth_interval", &TrainConfig::loss_scale_growth_interval, IntRange{1, kMaxCount})
+      .key("detect_anomaly", &TrainConfig::detect_anomaly);
 }
 
 void add_log_keys(std::vector<KeySpec>& t) {

@@ -43,6 +43,8 @@ struct TrainConfig {
   Precision precision = Precision::Fp32;
   double loss_scale_init = 65536.0;          // fp16: the first loss scale (2^16)
   int64_t loss_scale_growth_interval = 2000; // fp16: clean steps before the scale doubles
+  bool detect_anomaly = false;     // name the first op whose output or gradient holds inf/NaN
+                                   // (autograd/anomaly.h); the step then diverged
 };
 
 struct LogConfig {

@@ -23,6 +23,7 @@
 #include "experiments/memory_estimate.h"
 #include "experiments/run_dir.h"
 #include "experiments/tensorboard.h"
+#include "experiments/trainer_anomaly.h"
 #include "nn/transformer.h"
 #include "optim/loss_scaler.h"
 #include "optim/schedule.h"
@@ -189,6 +190,7 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
   if (result.status == "diverged") {
     summary["diverged_at_step"] = result.steps_done;
     summary["reason"] = result.reason;
+    if (result.anomaly) summary["anomaly"] = anomaly_json(*result.anomaly);
   }
   write_summary(dir, summary);
 }
@@ -230,6 +232,7 @@ struct StepOutcome {
   double loss = 0.0, router_aux = NAN, grad_norm = 0.0, lr = 0.0;
   bool skipped = false;  // fp16: gradients overflowed, the update was skipped
   std::string divergence;
+  std::optional<AnomalyRecord> anomaly;  // train.detect_anomaly found inf/NaN (divergence says where)
 };
 
 // Resolves the config, checks that it fits this run, builds the data, the model (initialised on
@@ -240,6 +243,8 @@ void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOpti
   RunConfig& c = s.c;
   set_num_threads(c.train.threads);
   check_batch_divides(c.train.batch_size, s.comm);
+  NL_CHECK(s.comm.size() == 1 || !c.train.detect_anomaly, "train",
+           "train.detect_anomaly runs in one process (an anomaly on one rank cannot stop the others cleanly)");
   NL_CHECK(s.comm.size() == 1 || c.train.device.kind == DeviceKind::CPU, "train",
            "train.device = '{}': data-parallel training over MPI runs on the CPU (NCCL is not built)",
            c.train.device.str());
@@ -282,6 +287,25 @@ void open_run(TrainState& s, const RunConfig& given, const TrainOptions& options
   if (resuming && s.files.dir) read_earlier_losses(s.files.dir->path, result);
 }
 
+// Forward and backward: the loss (and MoE router loss) over the global batch into `out`, this
+// rank's gradients into the parameters. Under train.detect_anomaly the first op whose output or
+// gradient holds inf/NaN stops them, and its record is returned.
+std::optional<AnomalyRecord> forward_backward(TrainState& s, const Batch& batch, int64_t counted, StepOutcome& out) {
+  const AnomalyModeGuard anomaly_mode(s.c.train.detect_anomaly);
+  try {
+    // Cross-entropy, plus router_aux_loss_coef times the MoE load-balancing loss when that is on
+    // (each rank's own tokens' balance: under MPI not equal to one process's, see data_parallel.h).
+    Var loss = forward_loss(*s.model, batch, s.c.train.precision);
+    out.loss = global_mean(loss.item(), counted, s.comm);
+    if (s.moe) out.router_aux = global_mean(router_aux_value(*s.model), counted, s.comm);
+    backward(s.scaler.enabled() ? scale(loss, s.scaler.scale()) : loss);  // fp16: the scaled loss
+  } catch (const AnomalyError& e) {
+    Tape::current().clear();  // a forward stopped half way leaves its nodes behind
+    return e.record;
+  }
+  return std::nullopt;
+}
+
 // Forward and backward on this rank's shard of the step's global batch, all-reduced so that every
 // rank holds the global loss and gradient; logs the gradient norms when due, clips them, and
 // updates the weights unless the step diverged.
@@ -297,13 +321,14 @@ StepOutcome train_step(TrainState& s, int64_t step) {
   batch.targets = batch.targets.to(c.train.device);
   const bool log_norms = logs_grad_norms(c, step);
   model.set_record_residual_rms(log_norms);  // the probe reads one number back per layer
-  // Cross-entropy, plus router_aux_loss_coef times the MoE load-balancing loss when that is on
-  // (each rank's own tokens' balance: under MPI not equal to one process's, see data_parallel.h).
-  Var loss = forward_loss(model, batch, c.train.precision);
   StepOutcome out;
-  out.loss = global_mean(loss.item(), counted, s.comm);
-  if (s.moe) out.router_aux = global_mean(router_aux_value(model), counted, s.comm);
-  backward(s.scaler.enabled() ? scale(loss, s.scaler.scale()) : loss);  // fp16: the scaled loss
+  out.loss = NAN;  // until the forward has measured it (null in metrics.jsonl)
+  out.lr = learning_rate(c.schedule, c.optim.lr, step, c.train.steps);
+  if ((out.anomaly = forward_backward(s, batch, counted, out))) {
+    model.set_record_residual_rms(false);
+    out.divergence = out.anomaly->message();
+    return out;
+  }
   allreduce_gradients(model, counted, s.comm);  // from here on every rank holds the global gradient
   std::vector<Var> plain;
   for (const auto& p : model.named_parameters()) plain.push_back(p.second);
@@ -311,7 +336,6 @@ StepOutcome train_step(TrainState& s, int64_t step) {
   if (log_norms) log_grad_norms(s.files, model, step, step == s.start_step && !s.quiet, s.comm);
   model.set_record_residual_rms(false);
   out.grad_norm = clip_grad_norm(plain, c.optim.grad_clip);
-  out.lr = learning_rate(c.schedule, c.optim.lr, step, c.train.steps);
   // Every rank decides alike: the loss and the gradients it looks at are the all-reduced ones.
   out.divergence = divergence_reason(out.loss, finite_gradients || !s.scaler.enabled() ? out.grad_norm : 0.0, c);
   if (!out.divergence.empty()) return out;
@@ -336,6 +360,7 @@ StepOutcome train_step(TrainState& s, int64_t step) {
 void record_divergence(TrainState& s, int64_t step, const StepOutcome& out) {
   s.result.status = "diverged";
   s.result.reason = out.divergence;
+  s.result.anomaly = out.anomaly;
   s.result.steps_done = step;
   const nlohmann::json loss = std::isfinite(out.loss) ? nlohmann::json(out.loss) : nlohmann::json(nullptr);
   log_metrics(s.files, {{"step", step}, {"train_loss", loss}, {"lr", out.lr}, {"diverged", out.divergence}});

@@ -4,7 +4,9 @@
 //   runs/<name>/metrics.jsonl      step, train loss, val loss (every log.eval_every), lr, grad norm, tokens/s
 //   runs/<name>/grad_norms.csv     per-parameter and per-layer gradient norms (step 0 = initialization)
 //                                  and the residual-stream RMS entering each layer
-//   runs/<name>/summary.json       status completed | diverged (step, reason), losses, throughput, wall time
+//   runs/<name>/summary.json       status completed | diverged (step, reason; with train.detect_anomaly
+//                                  the anomaly record, experiments/trainer_anomaly.h), losses,
+//                                  throughput, wall time
 //   runs/<name>/checkpoint         link to the current checkpoint generation, checkpoints/step-N.XXXXXX/:
 //                                  model.safetensors, optimizer.safetensors, trainer_state.json and
 //                                  manifest.json (sizes, CRC-32s); crash-safe, see checkpoint.h
@@ -17,8 +19,10 @@
 // its shard of every global batch (train.batch_size) and only rank 0 opens the run directory.
 // A diverging run is a result: it stops cleanly with status "diverged" and keeps every metric so far.
 #pragma once
+#include <optional>
 #include <string>
 
+#include "autograd/anomaly.h"
 #include "experiments/communicator.h"
 #include "experiments/run_config.h"
 
@@ -37,6 +41,7 @@ struct TrainResult {
   std::string status;        // "completed" | "diverged" | "stopped"
   int64_t steps_done = 0;
   std::string reason;        // why it diverged
+  std::optional<AnomalyRecord> anomaly;  // train.detect_anomaly: the first op that made inf/NaN
   double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0;  // NaN if never measured
   double tokens_per_second = 0, wall_seconds = 0;
 };

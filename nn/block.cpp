@@ -22,10 +22,12 @@ void Block::add_sublayers() {
 }
 
 Var Block::attention(const Var& h, uint64_t dropout_seed) {
+  const ScopeGuard in_scope(attn_->scope());
   return attn_->forward(h, dropout_site_seed(dropout_seed, 1 + 2 * static_cast<uint64_t>(layer_)));
 }
 
 Var Block::feed_forward(const Var& h, uint64_t dropout_seed) {
+  const ScopeGuard in_scope(ffn_->scope());
   return ffn_->forward(h, dropout_site_seed(dropout_seed, 2 + 2 * static_cast<uint64_t>(layer_)));
 }
 

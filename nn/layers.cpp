@@ -18,8 +18,10 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
   if (bias) register_parameter("bias", parameter(Tensor::zeros({out_features}, dtype)));
 }
 
-// Under autocast (autograd/autocast.h) the product runs on 16-bit copies of x, W and b.
-Var Linear::forward(const Var& x) const { return linear(autocast(x), autocast(weight()), autocast(bias())); }
+Var Linear::forward(const Var& x) const {
+  const ScopeGuard in_scope(scope());
+  return linear(autocast(x), autocast(weight()), autocast(bias()));  // 16 bits under autocast
+}
 
 Embedding::Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx) : padding_idx_(padding_idx) {
   NL_CHECK(num > 0 && dim > 0, "embedding", "sizes must be positive, got ({}, {})", num, dim);
@@ -28,8 +30,10 @@ Embedding::Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx)
   register_parameter("weight", parameter(Tensor::zeros({num, dim}, dtype)));
 }
 
-// The lookup reads the float32 table; under autocast the rows it returns are then cast to 16 bits.
-Var Embedding::forward(const Tensor& ids) const { return autocast(embedding(weight(), ids, padding_idx_)); }
+Var Embedding::forward(const Tensor& ids) const {
+  const ScopeGuard in_scope(scope());
+  return autocast(embedding(weight(), ids, padding_idx_));  // rows cast to 16 bits under autocast
+}
 
 }  // namespace normlab
 

@@ -51,6 +51,11 @@ void Module::train(bool on) {
   for (auto& [name, child] : children_) child->train(on);
 }
 
+void Module::name_scopes(const std::string& prefix) {
+  scope_ = intern_scope(prefix);
+  for (auto& [name, child] : children_) child->name_scopes(join(prefix, name));
+}
+
 void Module::zero_grad() {
   for (Var& p : parameters()) p.zero_grad();
 }

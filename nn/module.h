@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/var.h"
+#include "autograd/tape.h"
 
 namespace normlab {
 
@@ -38,6 +38,12 @@ class Module {
   // after moving (its state is created on the parameters' device).
   void to(Device device);
 
+  // Names this module's scope and its children's by their dotted paths under `prefix` (a model
+  // calls it once, when it is built); forward() holds scope() while it runs (autograd/tape.h's
+  // ScopeGuard), so anomaly mode can say which layer an op belongs to. "" until named.
+  void name_scopes(const std::string& prefix);
+  const char* scope() const { return scope_; }
+
  protected:
   // The returned reference is valid until the next registration: keep a copy (Var is a handle).
   Var& register_parameter(const std::string& name, Var param);
@@ -62,6 +68,7 @@ class Module {
   std::vector<std::unique_ptr<Tensor>> buffer_storage_;  // owns the buffers (stable addresses)
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  const char* scope_ = "";  // interned (intern_scope)
 };
 
 }  // namespace normlab

@@ -106,6 +106,7 @@ TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared
         "lm_head", std::make_shared<Linear>(config.d_model, config.vocab_size, false, dtype));
   initialize_parameters(*this, config);
   for (auto& [name, param] : named_parameters()) param.set_name(name);
+  name_scopes("");
 }
 
 Var TransformerLM::forward(const Tensor& ids) {
@@ -129,10 +130,14 @@ Var TransformerLM::forward(const Tensor& ids) {
   residual_rms_.clear();
   for (const auto& block : m.blocks->blocks()) {
     if (record_residual_rms_) residual_rms_.push_back(rms(x));
+    const ScopeGuard in_block(block->scope());  // its norms and residual adds; sub-layers name their own
     x = block->forward(x, dropout_seed_);
   }
   if (record_residual_rms_) residual_rms_.push_back(rms(x));
-  if (m.final_norm) x = m.final_norm->forward(x);
+  if (m.final_norm) {
+    const ScopeGuard in_final_norm(m.final_norm->scope());
+    x = m.final_norm->forward(x);
+  }
   if (m.lm_head) return m.lm_head->forward(x);   // (B,T,V)
   return matmul(x, autocast(tok_weight), false, true);  // x E^T: (B,T,C) x (V,C)^T -> (B,T,V)
 }
