@@ -64,7 +64,7 @@ TEST(SafetensorsHalf, WriterKeepsTheDtypeAndTheBytes) {
 TEST(SafetensorsHalf, AWrongByteCountNamesTheFileAndTheTensor) {
   const std::string header = R"({"b":{"dtype":"BF16","shape":[4],"data_offsets":[0,6]}})";
   EXPECT_EQ(error_of([&] { parse_safetensors("m.safetensors", length_prefixed(header, kPayload)); }),
-            "[safetensors] m.safetensors: tensor 'b': data_offsets [0, 6] hold 6 bytes, but BF16 (4) needs 8");
+            "[safetensors] m.safetensors: tensor 'b': data_offsets [0, 6] hold 6 bytes, but BF16 (4,) needs 8");
 }
 
 }  // namespace
