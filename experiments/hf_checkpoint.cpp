@@ -252,6 +252,9 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir, const std::string& dtype
     NL_CHECK(file.contains(rule.hf), "hf", "{}: tensor '{}' is missing (needed for {})", file.path, rule.hf,
              fmt::join(rule.normlab, ", "));
     const Tensor& hf = file.get(rule.hf);
+    // Any floating dtype converts on load (a bfloat16 or float16 checkpoint into a float32 model).
+    NL_CHECK(is_floating(hf.dtype()), "hf", "{}: tensor '{}' is {}; weights must be F32, F64, BF16 or F16",
+             file.path, rule.hf, dtype_name(hf.dtype()));
     const Shape expected = hf_shape(rule.layout, part_shapes);
     NL_CHECK(hf.shape() == expected, "hf", "{}: tensor '{}' has shape {} but {} is expected", file.path, rule.hf,
              shape_str(hf.shape()), shape_str(expected));
