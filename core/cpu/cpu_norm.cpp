@@ -42,17 +42,6 @@ template <typename S> S store(compute_t<S> v) { return convert_element<S>(v); }
 // v stored in S and loaded back: the rounding a 16-bit store makes (none for float32/float64).
 template <typename S> compute_t<S> round_to(compute_t<S> v) { return load(store<S>(v)); }
 
-// Calls f(S{}) for the storage types the norm kernels take.
-template <typename F> void dispatch_storage(DType dtype, const char* op, F&& f) {
-  switch (dtype) {
-    case DType::F32: return f(float{});
-    case DType::F64: return f(double{});
-    case DType::BF16: return f(bfloat16{});
-    case DType::F16: return f(float16{});
-    default: fail(op, "expected float32, float64, bfloat16 or float16, got {}", dtype_name(dtype));
-  }
-}
-
 // The row chunking of the backward kernels: at most 64 chunks of at least 16 rows.
 struct RowChunks {
   int64_t size, count;
@@ -63,8 +52,8 @@ struct RowChunks {
   }
 };
 
-// Per-chunk weight-gradient sums (`sums` of them, each (C,)). Rows add into a staging array in T
-// (cheap: the row loop stays in the tensor's dtype and in L1); every kStageRows rows the stage is
+// Per-chunk weight-gradient sums (`sums` of them, each (C,)). Rows add into a staging array in T,
+// the compute type (cheap: the row loop stays in float32/float64 and in L1); every kStageRows rows the stage is
 // folded into the chunk's double partial. So a float32 sum runs over at most 16 terms before it is
 // carried in double. Buffers are scratch that the calling thread keeps between calls (a training
 // step allocates nothing here).
@@ -220,7 +209,7 @@ void grouped_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, co
 
 void CpuBackend::layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                     double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
-  dispatch_storage(x.dtype(), "layer_norm", [&](auto t) {
+  dispatch_floating_or_half(x.dtype(), "layer_norm", [&](auto t) {
     grouped_forward<decltype(t)>(x, gamma, beta, 1, eps, y, mean, rstd);
   });
 }
@@ -228,7 +217,7 @@ void CpuBackend::layer_norm_forward(const Tensor& x, const Tensor& gamma, const 
 void CpuBackend::layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                      const Tensor& mean, const Tensor& rstd, Tensor& dx,
                                      Tensor& dgamma, Tensor& dbeta) {
-  dispatch_storage(x.dtype(), "layer_norm_backward", [&](auto t) {
+  dispatch_floating_or_half(x.dtype(), "layer_norm_backward", [&](auto t) {
     grouped_backward<decltype(t)>(dy, x, gamma, mean, rstd, 1, dx, dgamma, dbeta);
   });
 }
@@ -240,7 +229,7 @@ void CpuBackend::group_norm_forward(const Tensor& x, const Tensor& gamma, const 
                                     Tensor& rstd) {
   NL_CHECK(groups > 0 && x.size(-1) % groups == 0, "group_norm", "{} groups do not divide C = {}",
            groups, x.size(-1));
-  dispatch_storage(x.dtype(), "group_norm", [&](auto t) {
+  dispatch_floating_or_half(x.dtype(), "group_norm", [&](auto t) {
     grouped_forward<decltype(t)>(x, gamma, beta, groups, eps, y, mean, rstd);
   });
 }
@@ -250,7 +239,7 @@ void CpuBackend::group_norm_backward(const Tensor& dy, const Tensor& x, const Te
                                      Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   NL_CHECK(groups > 0 && x.size(-1) % groups == 0, "group_norm", "{} groups do not divide C = {}",
            groups, x.size(-1));
-  dispatch_storage(x.dtype(), "group_norm_backward", [&](auto t) {
+  dispatch_floating_or_half(x.dtype(), "group_norm_backward", [&](auto t) {
     grouped_backward<decltype(t)>(dy, x, gamma, mean, rstd, groups, dx, dgamma, dbeta);
   });
 }
@@ -285,7 +274,7 @@ void rms_output_row(const S* xr, T r, const T* g, int64_t C, bool unit_offset, S
 
 void CpuBackend::rms_norm_forward(const Tensor& x, const Tensor& weight, double eps,
                                   bool unit_offset, Tensor& y, Tensor& rstd) {
-  dispatch_storage(x.dtype(), "rms_norm", [&](auto t) {
+  dispatch_floating_or_half(x.dtype(), "rms_norm", [&](auto t) {
     using S = decltype(t);
     using T = compute_t<S>;
     const int64_t C = x.size(-1), rows = x.numel() / C;
@@ -312,7 +301,7 @@ void CpuBackend::rms_norm_forward(const Tensor& x, const Tensor& weight, double 
 void CpuBackend::rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
                                    const Tensor& rstd, bool unit_offset, Tensor& dx,
                                    Tensor& dweight) {
-  dispatch_storage(x.dtype(), "rms_norm_backward", [&](auto t) {
+  dispatch_floating_or_half(x.dtype(), "rms_norm_backward", [&](auto t) {
     using S = decltype(t);
     using T = compute_t<S>;
     const int64_t C = x.size(-1), rows = x.numel() / C;

@@ -9,6 +9,8 @@
 // Every sum has a fixed order that depends only on the shapes: results are bit-identical from run
 // to run on the same GPU (no floating-point atomics anywhere).
 #pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -133,24 +135,40 @@ cudaError_t cross_entropy_backward(const T* logits, const int32_t* targets, int3
                                    cudaStream_t stream);
 
 // ---- normalization (kernels_norm.cu); gamma, beta, weight may be null (no affine) ----
+// GroupNorm/LayerNorm and RMSNorm take T = float, double, __half or __nv_bfloat16 (storage): the
+// 16-bit types are computed in float32 with float32 statistics and each output rounded once, except
+// RMSNorm without unit_offset (LLaMA), which rounds x rstd to T before the weight (core/backend.h).
+template <typename T> struct NormAcc {
+  using type = T;
+};
+template <> struct NormAcc<__half> {
+  using type = float;
+};
+template <> struct NormAcc<__nv_bfloat16> {
+  using type = float;
+};
+template <typename T> using norm_acc_t = typename NormAcc<T>::type;
+
 // Segments of n = C / groups values (LayerNorm: groups = 1); mean, rstd: (rows * groups).
 template <typename T>
 cudaError_t group_norm_forward(const T* x, const T* gamma, const T* beta, int64_t rows, int64_t C,
-                               int64_t groups, double eps, T* y, T* mean, T* rstd, cudaStream_t stream);
+                               int64_t groups, double eps, T* y, norm_acc_t<T>* mean,
+                               norm_acc_t<T>* rstd, cudaStream_t stream);
 // One fused pass: dx (null: skipped) and the partial sums of dgamma = sum_rows dy xhat and
 // dbeta = sum_rows dy per block of rows, then a second kernel adds the partials in block order
-// (either output may be null). scratch: norm_backward_scratch_bytes(rows * groups, C, sizeof(T)).
+// (either output may be null). scratch: norm_backward_scratch_bytes(rows * groups, C,
+// sizeof(norm_acc_t<T>)).
 size_t norm_backward_scratch_bytes(int64_t segments, int64_t C, size_t acc_bytes);
 template <typename T>
-cudaError_t group_norm_backward(const T* dy, const T* x, const T* gamma, const T* mean, const T* rstd,
-                                int64_t rows, int64_t C, int64_t groups, T* dx, T* dgamma, T* dbeta,
-                                void* scratch, cudaStream_t stream);
+cudaError_t group_norm_backward(const T* dy, const T* x, const T* gamma, const norm_acc_t<T>* mean,
+                                const norm_acc_t<T>* rstd, int64_t rows, int64_t C, int64_t groups,
+                                T* dx, T* dgamma, T* dbeta, void* scratch, cudaStream_t stream);
 template <typename T>
 cudaError_t rms_norm_forward(const T* x, const T* weight, int64_t rows, int64_t C, double eps,
-                             bool unit_offset, T* y, T* rstd, cudaStream_t stream);
+                             bool unit_offset, T* y, norm_acc_t<T>* rstd, cudaStream_t stream);
 // dx (null: skipped) and dweight = sum_rows dy x rstd (null: skipped), as group_norm_backward.
 template <typename T>
-cudaError_t rms_norm_backward(const T* dy, const T* x, const T* weight, const T* rstd, int64_t rows,
+cudaError_t rms_norm_backward(const T* dy, const T* x, const T* weight, const norm_acc_t<T>* rstd, int64_t rows,
                               int64_t C, bool unit_offset, T* dx, T* dweight, void* scratch,
                               cudaStream_t stream);
 // BatchNorm: scratch column_scratch_bytes(rows, C, sizeof(T)).

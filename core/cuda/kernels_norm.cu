@@ -4,18 +4,39 @@
 //   y = gamma xhat + beta;  dxhat = dy gamma;  dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat))
 //   RMSNorm: rstd = 1 / sqrt(mean(x^2) + eps), y = x rstd g;  dx = rstd (dy g - x rstd mean(dy g x rstd))
 //   dgamma = sum over rows of dy xhat, dbeta = sum over rows of dy.
-// LayerNorm, GroupNorm and RMSNorm forward: one block per segment (row or group), statistics in T
-// with block reductions, two passes over x (the re-reads come from L1/L2).
+// LayerNorm, GroupNorm and RMSNorm forward: one block per segment (row or group), statistics in
+// A = norm_acc_t<T> (T itself, float for __half/__nv_bfloat16) with block reductions, two passes
+// over x (the re-reads come from L1/L2). 16-bit storage is loaded to float (ld) and stored rounded
+// to nearest even (st); RMSNorm's cast order follows unit_offset (kernels.h, core/backend.h).
 // Their backward is one fused pass over blocks of rows: block b takes segments b, b + G, b + 2G, ...
 // (G = min(segments, 1024)), writes dx and adds each row's dy xhat and dy into its own partial
 // row of dgamma/dbeta (column j always by the same thread: no races); a second kernel adds the G
 // partials of a column in block order. BatchNorm: deterministic column sums (device_utils.cuh).
 // No atomics anywhere: two runs give bit-identical gradients.
+#include <type_traits>
+
 #include "core/cuda/device_utils.cuh"
 
 namespace normlab::cuda {
 
 namespace {
+
+// Storage <-> compute type: the identity for float and double.
+__device__ inline float ld(float v) { return v; }
+__device__ inline double ld(double v) { return v; }
+__device__ inline float ld(__half v) { return __half2float(v); }
+__device__ inline float ld(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ inline T st(norm_acc_t<T> v) {
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(v);
+  else return v;
+}
+// v stored in T and loaded back: the 16-bit rounding (none for float and double).
+template <typename T>
+__device__ inline norm_acc_t<T> round_to(norm_acc_t<T> v) {
+  return ld(st<T>(v));
+}
 
 inline unsigned segment_grid(int64_t segments) {
   constexpr int64_t kMax = 1 << 20;
@@ -23,31 +44,31 @@ inline unsigned segment_grid(int64_t segments) {
 }
 
 // x (rows, C) as segments s = row * groups + group of n = C / groups contiguous values.
-template <typename T>
+template <typename T, typename A = norm_acc_t<T>>
 __global__ void __launch_bounds__(1024)
     group_norm_forward_kernel(const T* x, const T* gamma, const T* beta, int64_t segments, int64_t n, int64_t groups,
-                              T eps, T* y, T* mean, T* rstd) {
+                              A eps, T* y, A* mean, A* rstd) {
   for (int64_t s = blockIdx.x; s < segments; s += gridDim.x) {
     const T* xs = x + s * n;
     const int64_t c0 = (s % groups) * n;
-    T sum = T(0);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += xs[j];
-    const T m = block_sum(sum) / T(n);
-    T sq = T(0);
+    A sum = A(0);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += ld(xs[j]);
+    const A m = block_sum(sum) / A(n);
+    A sq = A(0);
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      const T d = xs[j] - m;
+      const A d = ld(xs[j]) - m;
       sq += d * d;
     }
-    const T r = T(1) / d_sqrt(block_sum(sq) / T(n) + eps);
+    const A r = A(1) / d_sqrt(block_sum(sq) / A(n) + eps);
     if (threadIdx.x == 0) {
       mean[s] = m;
       rstd[s] = r;
     }
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      T v = (xs[j] - m) * r;
-      if (gamma) v *= gamma[c0 + j];
-      if (beta) v += beta[c0 + j];
-      y[s * n + j] = v;
+      A v = (ld(xs[j]) - m) * r;
+      if (gamma) v *= ld(gamma[c0 + j]);
+      if (beta) v += ld(beta[c0 + j]);
+      y[s * n + j] = st<T>(v);
     }
   }
 }
@@ -58,33 +79,34 @@ inline int64_t row_blocks(int64_t segments) {
 }
 
 // partial: [2][gridDim.x][C] (dgamma's, then dbeta's), zeroed by the caller; null: no weight grads.
-template <typename T>
+// The forward's 16-bit roundings count as the identity.
+template <typename T, typename A = norm_acc_t<T>>
 __global__ void __launch_bounds__(1024)
-    group_norm_backward_kernel(const T* dy, const T* x, const T* gamma, const T* mean, const T* rstd, int64_t segments,
-                               int64_t n, int64_t groups, T* dx, T* partial) {
+    group_norm_backward_kernel(const T* dy, const T* x, const T* gamma, const A* mean, const A* rstd, int64_t segments,
+                               int64_t n, int64_t groups, T* dx, A* partial) {
   const int64_t C = n * groups;
-  T* pg = partial ? partial + blockIdx.x * C : nullptr;
-  T* pb = partial ? partial + (gridDim.x + blockIdx.x) * C : nullptr;
+  A* pg = partial ? partial + blockIdx.x * C : nullptr;
+  A* pb = partial ? partial + (gridDim.x + blockIdx.x) * C : nullptr;
   for (int64_t s = blockIdx.x; s < segments; s += gridDim.x) {
     const int64_t base = s * n, c0 = (s % groups) * n;
-    const T m = mean[s], r = rstd[s];
-    T a = T(0), b = T(0);
+    const A m = mean[s], r = rstd[s];
+    A a = A(0), b = A(0);
     if (dx) {
-      T sum_dxhat = T(0), sum_dxhat_xhat = T(0);
+      A sum_dxhat = A(0), sum_dxhat_xhat = A(0);
       for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-        const T dxhat = gamma ? dy[base + j] * gamma[c0 + j] : dy[base + j];
+        const A dxhat = gamma ? ld(dy[base + j]) * ld(gamma[c0 + j]) : ld(dy[base + j]);
         sum_dxhat += dxhat;
-        sum_dxhat_xhat += dxhat * (x[base + j] - m) * r;
+        sum_dxhat_xhat += dxhat * (ld(x[base + j]) - m) * r;
       }
-      a = block_sum(sum_dxhat) / T(n);
-      b = block_sum(sum_dxhat_xhat) / T(n);
+      a = block_sum(sum_dxhat) / A(n);
+      b = block_sum(sum_dxhat_xhat) / A(n);
     }
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      const T g = dy[base + j];
-      const T xhat = (x[base + j] - m) * r;
+      const A g = ld(dy[base + j]);
+      const A xhat = (ld(x[base + j]) - m) * r;
       if (dx) {
-        const T dxhat = gamma ? g * gamma[c0 + j] : g;
-        dx[base + j] = r * (dxhat - a - xhat * b);
+        const A dxhat = gamma ? g * ld(gamma[c0 + j]) : g;
+        dx[base + j] = st<T>(r * (dxhat - a - xhat * b));
       }
       if (partial) {
         pg[c0 + j] += g * xhat;
@@ -94,46 +116,50 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
-template <typename T>
+template <typename T, typename A = norm_acc_t<T>>
 __global__ void __launch_bounds__(1024)
-    rms_norm_forward_kernel(const T* x, const T* weight, int64_t rows, int64_t C, T eps, T offset, T* y, T* rstd) {
+    rms_norm_forward_kernel(const T* x, const T* weight, int64_t rows, int64_t C, A eps, bool unit_offset, T* y,
+                            A* rstd) {
+  const A offset = unit_offset ? A(1) : A(0);
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* xr = x + row * C;
-    T sq = T(0);
-    for (int64_t j = threadIdx.x; j < C; j += blockDim.x) sq += xr[j] * xr[j];
-    const T r = T(1) / d_sqrt(block_sum(sq) / T(C) + eps);
+    A sq = A(0);
+    for (int64_t j = threadIdx.x; j < C; j += blockDim.x) sq += ld(xr[j]) * ld(xr[j]);
+    const A r = A(1) / d_sqrt(block_sum(sq) / A(C) + eps);
     if (threadIdx.x == 0) rstd[row] = r;
     for (int64_t j = threadIdx.x; j < C; j += blockDim.x) {
-      const T g = weight ? offset + weight[j] : T(1);
-      y[row * C + j] = xr[j] * r * g;
+      const A g = weight ? offset + ld(weight[j]) : A(1);
+      // LLaMA (w) rounds x rstd to T before the weight; Gemma (1 + w) rounds once.
+      const A xr_r = unit_offset ? ld(xr[j]) * r : round_to<T>(ld(xr[j]) * r);
+      y[row * C + j] = st<T>(xr_r * g);
     }
   }
 }
 
 // partial: [gridDim.x][C] of dweight, zeroed by the caller; null: no weight gradient.
-template <typename T>
+template <typename T, typename A = norm_acc_t<T>>
 __global__ void __launch_bounds__(1024)
-    rms_norm_backward_kernel(const T* dy, const T* x, const T* weight, const T* rstd, int64_t rows, int64_t C, T offset,
-                             T* dx, T* partial) {
-  T* pw = partial ? partial + blockIdx.x * C : nullptr;
+    rms_norm_backward_kernel(const T* dy, const T* x, const T* weight, const A* rstd, int64_t rows, int64_t C, A offset,
+                             T* dx, A* partial) {
+  A* pw = partial ? partial + blockIdx.x * C : nullptr;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const int64_t base = row * C;
-    const T r = rstd[row];
-    T b = T(0);
+    const A r = rstd[row];
+    A b = A(0);
     if (dx) {
-      T sum = T(0);
+      A sum = A(0);
       for (int64_t j = threadIdx.x; j < C; j += blockDim.x) {
-        const T g = weight ? offset + weight[j] : T(1);
-        sum += dy[base + j] * g * x[base + j] * r;
+        const A g = weight ? offset + ld(weight[j]) : A(1);
+        sum += ld(dy[base + j]) * g * ld(x[base + j]) * r;
       }
-      b = block_sum(sum) / T(C);
+      b = block_sum(sum) / A(C);
     }
     for (int64_t j = threadIdx.x; j < C; j += blockDim.x) {
       if (dx) {
-        const T g = weight ? offset + weight[j] : T(1);
-        dx[base + j] = r * (dy[base + j] * g - x[base + j] * r * b);
+        const A g = weight ? offset + ld(weight[j]) : A(1);
+        dx[base + j] = st<T>(r * (ld(dy[base + j]) * g - ld(x[base + j]) * r * b));
       }
-      if (partial) pw[j] += dy[base + j] * x[base + j] * r;
+      if (partial) pw[j] += ld(dy[base + j]) * ld(x[base + j]) * r;
     }
   }
 }
@@ -168,11 +194,11 @@ __global__ void batch_norm_dx_kernel(const T* dy, const T* x, const T* gamma, co
 
 template <typename T>
 cudaError_t group_norm_forward(const T* x, const T* gamma, const T* beta, int64_t rows, int64_t C, int64_t groups,
-                               double eps, T* y, T* mean, T* rstd, cudaStream_t stream) {
+                               double eps, T* y, norm_acc_t<T>* mean, norm_acc_t<T>* rstd, cudaStream_t stream) {
   const int64_t segments = rows * groups, n = C / groups;
   if (segments > 0 && n > 0)
-    group_norm_forward_kernel<<<segment_grid(segments), row_threads(n), 0, stream>>>(
-        x, gamma, beta, segments, n, groups, static_cast<T>(eps), y, mean, rstd);
+    group_norm_forward_kernel<T><<<segment_grid(segments), row_threads(n), 0, stream>>>(
+        x, gamma, beta, segments, n, groups, static_cast<norm_acc_t<T>>(eps), y, mean, rstd);
   return cudaGetLastError();
 }
 
@@ -181,9 +207,10 @@ size_t norm_backward_scratch_bytes(int64_t segments, int64_t C, size_t acc_bytes
 }
 
 template <typename T>
-cudaError_t group_norm_backward(const T* dy, const T* x, const T* gamma, const T* mean, const T* rstd, int64_t rows,
-                                int64_t C, int64_t groups, T* dx, T* dgamma, T* dbeta, void* scratch,
-                                cudaStream_t stream) {
+cudaError_t group_norm_backward(const T* dy, const T* x, const T* gamma, const norm_acc_t<T>* mean,
+                                const norm_acc_t<T>* rstd, int64_t rows, int64_t C, int64_t groups, T* dx, T* dgamma,
+                                T* dbeta, void* scratch, cudaStream_t stream) {
+  using A = norm_acc_t<T>;
   const int64_t segments = rows * groups, n = C / groups, blocks = row_blocks(segments);
   const bool params = dgamma || dbeta;
   if (segments == 0 || n == 0 || (!dx && !params)) {
@@ -193,50 +220,51 @@ cudaError_t group_norm_backward(const T* dy, const T* x, const T* gamma, const T
     }
     return cudaGetLastError();
   }
-  T* partial = params ? static_cast<T*>(scratch) : nullptr;
+  A* partial = params ? static_cast<A*>(scratch) : nullptr;
   if (params) {
-    const cudaError_t err = cudaMemsetAsync(partial, 0, static_cast<size_t>(2 * blocks * C) * sizeof(T), stream);
+    const cudaError_t err = cudaMemsetAsync(partial, 0, static_cast<size_t>(2 * blocks * C) * sizeof(A), stream);
     if (err != cudaSuccess) return err;
   }
-  group_norm_backward_kernel<<<static_cast<unsigned>(blocks), row_threads(n), 0, stream>>>(
+  group_norm_backward_kernel<T><<<static_cast<unsigned>(blocks), row_threads(n), 0, stream>>>(
       dy, x, gamma, mean, rstd, segments, n, groups, dx, partial);
   if (params) {
-    auto finish = [=] __device__(int64_t j, const T* sums) {
-      if (dgamma) dgamma[j] = sums[0];
-      if (dbeta) dbeta[j] = sums[1];
+    auto finish = [=] __device__(int64_t j, const A* sums) {
+      if (dgamma) dgamma[j] = st<T>(sums[0]);
+      if (dbeta) dbeta[j] = st<T>(sums[1]);
     };
-    column_finish_kernel<T, 2><<<grid_for(C), kThreads, 0, stream>>>(partial, blocks, C, finish);
+    column_finish_kernel<A, 2><<<grid_for(C), kThreads, 0, stream>>>(partial, blocks, C, finish);
   }
   return cudaGetLastError();
 }
 
 template <typename T>
 cudaError_t rms_norm_forward(const T* x, const T* weight, int64_t rows, int64_t C, double eps, bool unit_offset, T* y,
-                             T* rstd, cudaStream_t stream) {
+                             norm_acc_t<T>* rstd, cudaStream_t stream) {
   if (rows > 0 && C > 0)
-    rms_norm_forward_kernel<<<segment_grid(rows), row_threads(C), 0, stream>>>(x, weight, rows, C, static_cast<T>(eps),
-                                                                               unit_offset ? T(1) : T(0), y, rstd);
+    rms_norm_forward_kernel<T><<<segment_grid(rows), row_threads(C), 0, stream>>>(
+        x, weight, rows, C, static_cast<norm_acc_t<T>>(eps), unit_offset, y, rstd);
   return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t rms_norm_backward(const T* dy, const T* x, const T* weight, const T* rstd, int64_t rows, int64_t C,
-                              bool unit_offset, T* dx, T* dweight, void* scratch, cudaStream_t stream) {
+cudaError_t rms_norm_backward(const T* dy, const T* x, const T* weight, const norm_acc_t<T>* rstd, int64_t rows,
+                              int64_t C, bool unit_offset, T* dx, T* dweight, void* scratch, cudaStream_t stream) {
+  using A = norm_acc_t<T>;
   const int64_t blocks = row_blocks(rows);
   if (rows == 0 || C == 0 || (!dx && !dweight)) {
     if (dweight && C > 0) cudaMemsetAsync(dweight, 0, static_cast<size_t>(C) * sizeof(T), stream);
     return cudaGetLastError();
   }
-  T* partial = dweight ? static_cast<T*>(scratch) : nullptr;
+  A* partial = dweight ? static_cast<A*>(scratch) : nullptr;
   if (partial) {
-    const cudaError_t err = cudaMemsetAsync(partial, 0, static_cast<size_t>(blocks * C) * sizeof(T), stream);
+    const cudaError_t err = cudaMemsetAsync(partial, 0, static_cast<size_t>(blocks * C) * sizeof(A), stream);
     if (err != cudaSuccess) return err;
   }
-  rms_norm_backward_kernel<<<static_cast<unsigned>(blocks), row_threads(C), 0, stream>>>(
-      dy, x, weight, rstd, rows, C, unit_offset ? T(1) : T(0), dx, partial);
+  rms_norm_backward_kernel<T><<<static_cast<unsigned>(blocks), row_threads(C), 0, stream>>>(
+      dy, x, weight, rstd, rows, C, unit_offset ? A(1) : A(0), dx, partial);
   if (partial) {
-    auto finish = [=] __device__(int64_t j, const T* sums) { dweight[j] = sums[0]; };
-    column_finish_kernel<T, 1><<<grid_for(C), kThreads, 0, stream>>>(partial, blocks, C, finish);
+    auto finish = [=] __device__(int64_t j, const A* sums) { dweight[j] = st<T>(sums[0]); };
+    column_finish_kernel<A, 1><<<grid_for(C), kThreads, 0, stream>>>(partial, blocks, C, finish);
   }
   return cudaGetLastError();
 }
@@ -285,14 +313,23 @@ cudaError_t batch_norm_backward(const T* dy, const T* x, const T* gamma, const T
   return cudaGetLastError();
 }
 
+#define NL_ROW_NORMS(T)                                                                                               \
+  template cudaError_t group_norm_forward<T>(const T*, const T*, const T*, int64_t, int64_t, int64_t, double, T*,     \
+                                             norm_acc_t<T>*, norm_acc_t<T>*, cudaStream_t);                           \
+  template cudaError_t group_norm_backward<T>(const T*, const T*, const T*, const norm_acc_t<T>*,                     \
+                                              const norm_acc_t<T>*, int64_t, int64_t, int64_t, T*, T*, T*, void*,     \
+                                              cudaStream_t);                                                          \
+  template cudaError_t rms_norm_forward<T>(const T*, const T*, int64_t, int64_t, double, bool, T*, norm_acc_t<T>*,    \
+                                           cudaStream_t);                                                             \
+  template cudaError_t rms_norm_backward<T>(const T*, const T*, const T*, const norm_acc_t<T>*, int64_t, int64_t,     \
+                                            bool, T*, T*, void*, cudaStream_t);
+NL_ROW_NORMS(float)
+NL_ROW_NORMS(double)
+NL_ROW_NORMS(__half)
+NL_ROW_NORMS(__nv_bfloat16)
+#undef NL_ROW_NORMS
+
 #define NL_FLOATING(T)                                                                                                \
-  template cudaError_t group_norm_forward<T>(const T*, const T*, const T*, int64_t, int64_t, int64_t, double, T*, T*, \
-                                             T*, cudaStream_t);                                                       \
-  template cudaError_t group_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, int64_t, int64_t,     \
-                                              int64_t, T*, T*, T*, void*, cudaStream_t);                              \
-  template cudaError_t rms_norm_forward<T>(const T*, const T*, int64_t, int64_t, double, bool, T*, T*, cudaStream_t); \
-  template cudaError_t rms_norm_backward<T>(const T*, const T*, const T*, const T*, int64_t, int64_t, bool, T*, T*,   \
-                                            void*, cudaStream_t);                                                     \
   template cudaError_t batch_norm_forward<T>(const T*, const T*, const T*, int64_t, int64_t, double, T*, T*, T*,      \
                                              void*, cudaStream_t);                                                    \
   template cudaError_t batch_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, int64_t, int64_t, T*, \

@@ -1,6 +1,7 @@
 // The CUDA backend's kernels against the CPU backend's, one kernel family at a time, on the same
 // inputs: memory and copies, elementwise and broadcasting paths, reductions, GEMM transposes and
-// batches, softmax, embedding, cross-entropy, dropout (bit for bit) and the optimizer updates.
+// batches, softmax, embedding, cross-entropy, dropout (bit for bit), the optimizer updates, and
+// the norms on bfloat16/float16 storage.
 // (The differentiable ops, norms included, are compared through the op registry in
 // tests/autograd/cuda_ops_test.cpp.) Every test is skipped, with the reason, without a GPU.
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <limits>
 
 #include "core/backend.h"
+#include "core/norm_ops.h"
 #include "core/ops.h"
 #include "core/random.h"
 
@@ -203,6 +205,50 @@ TEST(CudaBackend, SoftmaxMatchesCpu) {
       const Tensor y = ops::softmax(x, causal), yg = ops::softmax(x.to(kCuda), causal);
       expect_close(yg, y, 2e-6, "softmax " + shape_str(shape));
       expect_close(ops::softmax_backward(yg, dy.to(kCuda)), ops::softmax_backward(y, dy), 2e-6, "softmax backward");
+    }
+  }
+}
+
+// Share of elements bitwise equal in two tensors of the same shape.
+double share_equal(const Tensor& gpu, const Tensor& cpu) {
+  const std::vector<double> a = gpu.to_vector(), b = cpu.to_vector();
+  size_t same = 0;
+  for (size_t i = 0; i < b.size(); ++i) same += a[i] == b[i];
+  return b.empty() ? 1.0 : static_cast<double>(same) / static_cast<double>(b.size());
+}
+
+// LayerNorm and RMSNorm (both cast orders) on bfloat16/float16 storage: float32 statistics, and
+// outputs within one 16-bit ulp of the CPU kernels' and nearly all bitwise equal (both compute in
+// float32 and round once at the same points; the GPU sums in float32 where the CPU uses double).
+TEST(CudaBackend, HalfPrecisionNormsMatchCpu) {
+  SKIP_WITHOUT_CUDA();
+  for (const DType dt : {DType::BF16, DType::F16}) {
+    const double ulp = dt == DType::BF16 ? 1.0 / 128 : 1.0 / 1024;  // at magnitude 1..2
+    const Tensor x = random({6, 96}, 31, DType::F64, 0.3).to(dt), dy = random({6, 96}, 32, DType::F64).to(dt);
+    const Tensor w = random({96}, 33, DType::F64, 1.0).to(dt), b = random({96}, 34, DType::F64).to(dt);
+    const Tensor xg = x.to(kCuda), dyg = dy.to(kCuda), wg = w.to(kCuda), bg = b.to(kCuda);
+    const std::string name(dtype_name(dt));
+    const ops::NormForward f = ops::layer_norm(x, w, b, 1e-5), fg = ops::layer_norm(xg, wg, bg, 1e-5);
+    ASSERT_EQ(fg.mean.dtype(), DType::F32);
+    ASSERT_EQ(fg.rstd.dtype(), DType::F32);
+    expect_close(fg.rstd, f.rstd, 2e-6, "layer_norm rstd " + name);
+    expect_close(fg.y, f.y, 2 * ulp, "layer_norm y " + name);
+    EXPECT_GE(share_equal(fg.y, f.y), 0.9) << name;
+    const ops::NormBackward d = ops::layer_norm_backward(dy, x, w, f, true, true);
+    const ops::NormBackward dg = ops::layer_norm_backward(dyg, xg, wg, fg, true, true);
+    expect_close(dg.dx, d.dx, 2 * ulp, "layer_norm dx " + name);
+    expect_close(dg.dgamma, d.dgamma, 2 * ulp, "layer_norm dgamma " + name);
+    expect_close(dg.dbeta, d.dbeta, 2 * ulp, "layer_norm dbeta " + name);
+    for (const bool unit_offset : {false, true}) {
+      const std::string what = name + (unit_offset ? " gemma" : " llama");
+      const ops::NormForward r = ops::rms_norm(x, w, 1e-6, unit_offset), rg = ops::rms_norm(xg, wg, 1e-6, unit_offset);
+      ASSERT_EQ(rg.rstd.dtype(), DType::F32);
+      expect_close(rg.y, r.y, 2 * ulp, "rms_norm y " + what);
+      EXPECT_GE(share_equal(rg.y, r.y), 0.9) << what;  // the two orders differ on more (half_norm_test)
+      const ops::NormBackward rd = ops::rms_norm_backward(dy, x, w, r, unit_offset, true);
+      const ops::NormBackward rdg = ops::rms_norm_backward(dyg, xg, wg, rg, unit_offset, true);
+      expect_close(rdg.dx, rd.dx, 2 * ulp, "rms_norm dx " + what);
+      expect_close(rdg.dgamma, rd.dgamma, 2 * ulp, "rms_norm dweight " + what);
     }
   }
 }

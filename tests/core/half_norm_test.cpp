@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/norm_ops.h"
+#include "core/ops.h"
 #include "core/random.h"
 
 namespace normlab {
@@ -188,6 +189,24 @@ TEST_P(HalfNorm, LayerNormBackward) {
   expect_matches(b.dbeta.to_vector(), db, dt, "dbeta");
 }
 
+// GroupNorm in 16 bits: float32 statistics, y the float32 GroupNorm of the same values rounded once.
+TEST_P(HalfNorm, GroupNormKeepsFloat32Statistics) {
+  const DType dt = GetParam();
+  Generator gen(24);
+  const Tensor x = random_half({kRows, kC}, gen, 0.5, 2.0, dt), gamma = random_half({kC}, gen, 1.0, 0.3, dt);
+  const ops::NormForward f = ops::group_norm(x, gamma, Tensor(), 4, 1e-5);
+  const ops::NormForward f32 = ops::group_norm(x.to(DType::F32), gamma.to(DType::F32), Tensor(), 4, 1e-5);
+  ASSERT_EQ(f.mean.dtype(), DType::F32);
+  ASSERT_EQ(f.rstd.dtype(), DType::F32);
+  EXPECT_EQ(f.rstd.to_vector(), f32.rstd.to_vector());
+  std::vector<double> ref = f32.y.to_vector();
+  for (double& v : ref) v = round_to(dt, v);
+  expect_matches(f.y.to_vector(), ref, dt, "group_norm y");
+  const ops::NormBackward b = ops::group_norm_backward(x, x, gamma, f, 4, true, false);
+  EXPECT_EQ(b.dx.dtype(), dt);
+  EXPECT_EQ(b.dgamma.dtype(), dt);
+}
+
 TEST_P(HalfNorm, BackwardRejectsStatisticsNotInFloat32) {
   const DType dt = GetParam();
   Generator gen(22);
@@ -221,6 +240,36 @@ TEST(HalfNormCastOrder, OrdersDifferInBfloat16) {
     EXPECT_LE(std::fabs(llama[i] - gemma[i]), ulp(DType::BF16, std::max(std::fabs(llama[i]), std::fabs(gemma[i])))) << i;
   }
   EXPECT_GE(differing, llama.size() / 20) << "only " << differing << " of " << llama.size() << " differ";
+}
+
+// The seed article's float16 example (003, "Нормализация в половинной точности"): the fused
+// rms_norm keeps rstd in float32 and returns (2.0, 0.0067, ...); the same formula from plain float16
+// ops (each computed in float32, rounded to float16) squares 300 into inf and returns zeros.
+std::vector<double> naive_rms_norm(const Tensor& x, double eps) {
+  const Tensor mean_square = ops::reduce(ReduceOp::Mean, ops::unary(UnaryOp::Square, x), -1, true);
+  return ops::div(x, ops::unary(UnaryOp::Sqrt, ops::unary(UnaryOp::AddScalar, mean_square, eps))).to_vector();
+}
+
+TEST(HalfNormSeedExample, Float16OverflowOnlyInTheNaiveVersion) {
+  for (const std::vector<double>& values : {std::vector<double>{300, 1, 1, 1}, std::vector<double>{256, 0, 0, 0}}) {
+    const Tensor x = Tensor::from_vector(values, {1, 4}, DType::F16);
+    double sq = 0.0;
+    for (double v : values) sq += v * v;
+    const double rstd = 1.0 / std::sqrt(sq / 4 + 1e-6);
+    const ops::NormForward fused = ops::rms_norm(x, Tensor(), 1e-6, false);
+    EXPECT_EQ(fused.rstd.dtype(), DType::F32);
+    EXPECT_NEAR(fused.rstd.item(), rstd, 1e-7 * rstd);
+    const std::vector<double> y = fused.y.to_vector(), naive = naive_rms_norm(x, 1e-6);
+    for (size_t i = 0; i < values.size(); ++i) {
+      EXPECT_EQ(y[i], round_to(DType::F16, values[i] * rstd)) << "x[" << i << "] = " << values[i];
+      EXPECT_EQ(naive[i], 0.0) << "x[" << i << "] = " << values[i];
+    }
+  }
+  // The printed values of the article.
+  const std::vector<double> y = ops::rms_norm(Tensor::from_vector({300, 1, 1, 1}, {1, 4}, DType::F16), Tensor(),
+                                              1e-6, false).y.to_vector();
+  EXPECT_NEAR(y[0], 2.0, 1e-3);
+  for (int i = 1; i < 4; ++i) EXPECT_NEAR(y[i], 0.0067, 5e-5);
 }
 
 }  // namespace
