@@ -15,6 +15,7 @@ namespace {
 // at every thread count, so results stay bitwise identical. No OpenMP construct is entered when
 // not splitting: inside a one-thread team OpenBLAS would open a nested team (new threads) per call.
 constexpr int64_t kSplitBatchMnk = int64_t{1} << 18;
+constexpr int64_t kSplitRowsMnk = int64_t{1} << 26;
 
 void sgemm_batch(const GemmArgs& g, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t lda, int64_t ldb,
                  int64_t ldc, const float* ap, const float* bp, float* cp) {
@@ -22,9 +23,18 @@ void sgemm_batch(const GemmArgs& g, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int6
     cblas_sgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, static_cast<float>(g.alpha), ap + i * g.stride_a, lda,
                 bp + i * g.stride_b, ldb, static_cast<float>(g.beta), cp + i * g.stride_c, ldc);
   };
-  if (g.batch > 1 && num_threads() > 1 && g.m * g.n * g.k <= kSplitBatchMnk) {
+  const int threads = num_threads();
+  if (g.batch > 1 && threads > 1 && g.m * g.n * g.k <= kSplitBatchMnk) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < g.batch; ++i) one(i);
+  } else if (g.batch == 1 && threads > 1 && g.m >= 64 * threads && g.m * g.n * g.k <= kSplitRowsMnk) {
+    // Rows of C over threads (op(A)'s rows r0..r1: rows of A, or its columns when transposed)
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < threads; ++t) {
+      const int64_t r0 = g.m * t / threads, r1 = g.m * (t + 1) / threads;
+      cblas_sgemm(CblasRowMajor, ta, tb, r1 - r0, g.n, g.k, static_cast<float>(g.alpha),
+                  ap + (g.trans_a ? r0 : r0 * lda), lda, bp, ldb, static_cast<float>(g.beta), cp + r0 * ldc, ldc);
+    }
   } else {
     for (int64_t i = 0; i < g.batch; ++i) one(i);
   }
