@@ -3,11 +3,14 @@
 same TOML config (bench/torch_model.py), timed the same way, and a cross-framework gradient check.
 
   torch_reference.py CONFIG.toml [section.key=value ...] [--steps N] [--warmup W] [--threads T] [--json]
+                     [--variant fused|mirror|nanogpt] [--autocast none|bf16]
       W untimed then N timed steps (forward + loss, backward, gradient norm / clipping, optimizer
       step, zero_grad(set_to_none), as normlab); random ids of model.vocab_size (set it, or pass
       the --resolved-config that `normlab bench train` writes, which holds the dataset's vocab).
       Prints median/min/max ms per step, tokens/s, GFLOP/s (normlab's formula:
       6 N B T + 12 L B T^2 C), peak RSS (ru_maxrss; includes the ~100+ MiB of libtorch itself).
+      --variant (bench/torch_fast_model.py): fused (default; one QKV Linear, SDPA where torch has
+      it), mirror (bench/torch_model.py, normlab's layout), nanogpt (a nanoGPT-style cross-check).
 
   torch_reference.py [CONFIG.toml] --load-grads FILE.safetensors [--tol X]
       Loads the parameters and batch of a `normlab grads` dump (config: CONFIG, else the dump's
@@ -19,7 +22,8 @@ same TOML config (bench/torch_model.py), timed the same way, and a cross-framewo
       Trains N steps on the dump's batch from its parameters and prints the loss before each update
       (compare: normlab bench train CONFIG --losses-from FILE --steps N).
 
-Run with Debian's /usr/bin/python3 and python3-torch (apt-get install -y python3-torch).
+Run with Debian's /usr/bin/python3 and python3-torch (apt-get install -y python3-torch), or with a
+current PyTorch from the venv that `bench/compare --torch venv` creates (build/torch-venv/bin/python).
 """
 import argparse
 import json
@@ -49,6 +53,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_fast_model as fast  # noqa: E402
 import torch_model as tm  # noqa: E402
 
 ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I32": np.int32, "I64": np.int64,
@@ -77,11 +82,15 @@ def peak_rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def train_step(model, optimizer, params, config, ids, targets, step):
+def train_step(model, optimizer, params, config, ids, targets, step, autocast=None):
     lr = tm.learning_rate(config["schedule"], config["optim"]["lr"], step, config["train"]["steps"])
     for group in optimizer.param_groups:
         group["lr"] = lr
-    loss = model.loss(ids, targets)
+    if autocast is None:
+        loss = model.loss(ids, targets)
+    else:  # --autocast bf16: float32 weights, the autocast op list in bfloat16 (forward only)
+        with torch.autocast(device_type=ids.device.type, dtype=autocast):
+            loss = model.loss(ids, targets)
     loss.backward()
     # optim/clip.cpp: the norm is always measured (the trainer logs it); clipping scales by
     # max_norm / norm exactly (torch.nn.utils.clip_grad_norm_ adds 1e-6 to the norm).
@@ -96,9 +105,9 @@ def train_step(model, optimizer, params, config, ids, targets, step):
     return loss.item()
 
 
-def build(config, dtype=None, device=None):
+def build(config, dtype=None, device=None, variant="mirror"):
     m = config["model"]
-    model = tm.TransformerLM(m)
+    model = fast.build_variant(variant, m)
     if (dtype or m["dtype"]) == "float64":
         model = model.double()
     if device is not None:
@@ -112,7 +121,8 @@ def run_timing(args, config):
     b, ctx = t["batch_size"], t["context"]
     # train.device = "cuda" runs on the GPU (the step ends in loss.item(), which waits for it)
     device = torch.device(t.get("device", "cpu"))
-    model, optimizer = build(config, device=device)
+    model, optimizer = build(config, device=device, variant=args.variant)
+    autocast = torch.bfloat16 if args.autocast == "bf16" else None
     params = list(model.parameters())
     gen = torch.Generator().manual_seed(t["seed"])
     count = min(args.warmup + args.steps, 16)
@@ -120,12 +130,12 @@ def run_timing(args, config):
                 torch.randint(0, m["vocab_size"], (b, ctx), generator=gen).to(device)) for _ in range(count)]
     step = 0
     for _ in range(args.warmup):
-        train_step(model, optimizer, params, config, *batches[step % count], step)
+        train_step(model, optimizer, params, config, *batches[step % count], step, autocast)
         step += 1
     ms, loss = [], 0.0
     for _ in range(args.steps):
         start = time.perf_counter()
-        loss = train_step(model, optimizer, params, config, *batches[step % count], step)
+        loss = train_step(model, optimizer, params, config, *batches[step % count], step, autocast)
         ms.append((time.perf_counter() - start) * 1e3)
         step += 1
     median = statistics.median(ms)
@@ -138,13 +148,15 @@ def run_timing(args, config):
            "median_ms": median, "min_ms": min(ms), "max_ms": max(ms),
            "tokens_per_s": b * ctx / (median * 1e-3), "flops_per_step": flops,
            "gflops": flops / (median * 1e-3) / 1e9, "peak_rss_mib": peak_rss_mib(), "final_loss": loss,
-           "torch_version": torch.__version__}
+           "torch_version": torch.__version__, "variant": args.variant, "autocast": args.autocast,
+           "sdpa": fast.HAS_SDPA}
     if args.json:
         print(json.dumps(out))
         return 0
     print(f"torch {torch.__version__} bench: {args.config}  L={m['n_layers']} C={m['d_model']} "
           f"H={m['n_heads']} V={m['vocab_size']} B={b} T={ctx}  {out['params']} params ({n_mm} in matmuls)  "
-          f"{config['optim']['name']}  threads {out['threads']}")
+          f"{config['optim']['name']}  threads {out['threads']}  variant {args.variant}"
+          f"{' (SDPA)' if fast.HAS_SDPA and args.variant != 'mirror' else ''}  autocast {args.autocast}")
     print(f"  step time   median {median:.2f} ms   min {min(ms):.2f}   max {max(ms):.2f}   "
           f"({args.steps} timed, {args.warmup} warm-up)")
     print(f"  throughput  {out['tokens_per_s']:.0f} tokens/s   {out['gflops']:.2f} GFLOP/s "
@@ -227,6 +239,10 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="default: train.threads (0 = torch's)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--variant", default="fused", choices=("fused", "mirror", "nanogpt"),
+                        help="timing model (bench/torch_fast_model.py); gradient checks use mirror")
+    parser.add_argument("--autocast", default="none", choices=("none", "bf16"),
+                        help="bf16: forward and loss under torch.autocast(dtype=bfloat16)")
     parser.add_argument("--load-grads", metavar="FILE")
     parser.add_argument("--losses", type=int, default=0, metavar="N")
     parser.add_argument("--tol", type=float, default=None)

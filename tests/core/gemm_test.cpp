@@ -4,6 +4,7 @@
 
 #include <tuple>
 
+#include "core/backend.h"
 #include "core/ops.h"
 #include "core/random.h"
 
@@ -36,9 +37,9 @@ using GemmParam = std::tuple<DType, bool, bool>;
 
 class GemmTest : public ::testing::TestWithParam<GemmParam> {
  protected:
-  void check(const Shape& batch, bool b_shared) {
+  void check(const Shape& batch, bool b_shared, int64_t m = 5) {
     const auto [dtype, ta, tb] = GetParam();
-    const int64_t m = 5, n = 3, k = 4;
+    const int64_t n = 3, k = 4;
     Shape a_shape = batch, b_shape = b_shared ? Shape{} : batch;
     a_shape.push_back(ta ? k : m);
     a_shape.push_back(ta ? m : k);
@@ -64,6 +65,14 @@ class GemmTest : public ::testing::TestWithParam<GemmParam> {
 TEST_P(GemmTest, Plain) { check({}, false); }
 TEST_P(GemmTest, Batched) { check({2, 3}, false); }
 TEST_P(GemmTest, SharedWeight) { check({2, 3}, true); }
+// 301 rows on 2 threads: the CPU backend splits rows of C over threads (uneven halves).
+TEST_P(GemmTest, RowsSplitOverThreads) {
+  const int before = num_threads();
+  set_num_threads(2);
+  check({}, false, 301);
+  check({2}, false, 301);
+  set_num_threads(before);
+}
 
 std::string gemm_param_name(const ::testing::TestParamInfo<GemmParam>& info) {
   const DType dtype = std::get<0>(info.param);
