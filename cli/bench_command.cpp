@@ -33,6 +33,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "autograd/autocast.h"
+#include "autograd/ops.h"
 #include "autograd/tape.h"
 #include "core/backend.h"
 #include "core/cpu/blas_core.h"
@@ -43,6 +45,7 @@
 #include "experiments/memory_estimate.h"
 #include "experiments/safetensors.h"
 #include "nn/transformer.h"
+#include "optim/loss_scaler.h"
 
 namespace normlab::cli {
 
@@ -95,10 +98,18 @@ std::vector<Batch> draw_batches(const RunConfig& config, const Dataset* dataset,
 double train_step(TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params,
                   const RunConfig& config, const Batch& batch, int64_t step) {
   model.set_dropout_seed(config.train.seed + static_cast<uint64_t>(step));
-  const Var loss = model.loss(batch.inputs, batch.targets);
-  backward(loss);
+  Var loss;
+  {
+    AutocastGuard autocast(compute_dtype(config.train.precision));  // train.precision as the trainer runs it
+    loss = model.loss(batch.inputs, batch.targets);
+  }
+  // fp16: the trainer's loss scaling (scaled backward, unscale and finite check; a fresh scale each step)
+  const LossScaler scaler({config.train.precision == Precision::Fp16, config.train.loss_scale_init,
+                           config.train.loss_scale_growth_interval});
+  backward(scaler.enabled() ? scale(loss, scaler.scale()) : loss);
+  const bool finite = scaler.unscale(params);
   clip_grad_norm(params, config.optim.grad_clip);
-  optimizer.step(learning_rate(config.schedule, config.optim.lr, step, config.train.steps));
+  if (finite) optimizer.step(learning_rate(config.schedule, config.optim.lr, step, config.train.steps));
   optimizer.zero_grad();
   return loss.item();
 }
@@ -141,7 +152,11 @@ nlohmann::ordered_json measure_memory(TransformerLM& model, Optimizer& optimizer
   const double before = static_cast<double>(host_memory_stats().in_use);
   reset_host_memory_peak();
   model.set_dropout_seed(config.train.seed + static_cast<uint64_t>(step));
-  Var loss = model.loss(batch.inputs, batch.targets);
+  Var loss;
+  {
+    AutocastGuard autocast(compute_dtype(config.train.precision));  // the activations of train.precision
+    loss = model.loss(batch.inputs, batch.targets);
+  }
   const double activations = static_cast<double>(host_memory_stats().in_use) - before;
   backward(loss);
   clip_grad_norm(params, config.optim.grad_clip);

@@ -186,15 +186,19 @@ int64_t load_checkpoint(const std::string& run_dir, TransformerLM& model, Optimi
            trainer.step, step);
   const SafetensorsFile model_file = checked_model_file(v, model);
   const SafetensorsFile optim_file = parse_safetensors(optim_path, v.bytes.at(kOptimizer));
-  for (const char* key : {"step", "optimizer_steps"}) {
+  // The optimizer updated at every step but those an fp16 run skipped for overflowing gradients.
+  const int64_t skipped = trainer.loss_scale ? trainer.loss_scale->skipped_steps : 0;
+  NL_CHECK(skipped <= step, "checkpoint", "{}: {} skipped steps in {} steps", state_path, skipped, step);
+  for (const auto& [key, expected] : {std::pair{"step", step}, {"optimizer_steps", step - skipped}}) {
     const std::string text = optim_file.metadata.count(key) ? optim_file.metadata.at(key) : "";
-    NL_CHECK(parse_step_text(text, optim_path, key) == step, "checkpoint",
-             "{}: metadata \"{}\" is {}, the manifest's step is {}", optim_path, key, text, step);
+    NL_CHECK(parse_step_text(text, optim_path, key) == expected, "checkpoint",
+             "{}: metadata \"{}\" is {}, expected {} (the manifest's step {}, {} skipped)", optim_path, key, text,
+             expected, step, skipped);
   }
   NamedTensors optim_state;
   for (const auto& name : optim_file.names) optim_state.emplace_back(name, optim_file.tensors.at(name));
   // The optimizer checks its whole state before it replaces any of it; then nothing can fail.
-  optimizer.load_state(optim_state, step);
+  optimizer.load_state(optim_state, step - skipped);
   copy_into_model(model_file, model);
   data_gen.set_state(trainer.data_generator);
   if (loss_scaler != nullptr && trainer.loss_scale) loss_scaler->set_state(*trainer.loss_scale);

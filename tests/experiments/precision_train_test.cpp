@@ -8,6 +8,7 @@
 
 #include "autograd/autocast.h"
 #include "autograd/ops.h"
+#include "core/backend.h"
 #include "command_util.h"
 #include "core/random.h"
 #include "experiments/config.h"
@@ -101,11 +102,16 @@ TEST(MixedPrecision, AutocastRunsTheModelIn16BitsWithFloat32Gradients) {
       EXPECT_NEAR(loss.item(), reference.item(), 0.02) << dtype_name(half);
       EXPECT_NE(loss.item(), reference.item()) << "the 16-bit forward must round somewhere";
       backward(loss);
+      double largest = 0;
+      for (const Tensor& g : reference_grads) largest = std::max(largest, std::sqrt(backend_for(g.device()).sum_squares(g)));
       size_t i = 0;
       for (auto& [name, p] : model.named_parameters()) {
         ASSERT_TRUE(p.grad().defined()) << name;
         EXPECT_EQ(p.grad().dtype(), DType::F32) << name;
-        EXPECT_GT(cosine(p.grad(), reference_grads[i++]), 0.99) << name << " " << dtype_name(half);
+        const Tensor& ref = reference_grads[i++];
+        // gradients that are zero analytically (attention's key bias) hold only rounding noise
+        if (std::sqrt(backend_for(ref.device()).sum_squares(ref)) < 1e-4 * largest) continue;
+        EXPECT_GT(cosine(p.grad(), ref), 0.99) << name << " " << dtype_name(half);
       }
     }
   }
@@ -139,42 +145,48 @@ TEST(MixedPrecision, Bf16RunTrainsAndRecordsItsPrecision) {
   EXPECT_NE(bf16.final_val_loss, fp32.final_val_loss);
 }
 
-// A loss scale of 2^60 overflows float16 at once: steps are skipped and the scale halves until the
+// A loss scale of 2^30 overflows float16 at once: steps are skipped and the scale halves until the
 // gradients fit, then training proceeds and the scale doubles after each growth interval.
 TEST(MixedPrecision, Fp16LossScaleSkipsOverflowingStepsAndRecoversTheScale) {
   TinyRun t;
-  const TrainResult r = train(t.config({"train.name=fp16", "train.steps=40", "train.precision=fp16",
-                                        "train.loss_scale_init=1.152921504606847e18",
+  const TrainResult r = train(t.config({"train.name=fp16", "train.steps=60", "train.precision=fp16",
+                                        "train.loss_scale_init=1073741824",
                                         "train.loss_scale_growth_interval=5"}),
                               quiet_options());
   EXPECT_EQ(r.status, "completed");
   const auto rows = metrics_without_timing(t.run("fp16"));
   ASSERT_FALSE(rows.empty());
-  int64_t skipped = 0;
-  double previous_scale = 1.152921504606847e18;
+  int64_t skipped = 0, grown = 0, clean_in_a_row = 0;
+  double previous_scale = 1073741824;
   for (const auto& row : rows) {
     ASSERT_TRUE(row.contains("loss_scale")) << row.dump();
     const double scale = row["loss_scale"].get<double>();
     if (row.value("skipped", false)) {
       ++skipped;
+      clean_in_a_row = 0;
       EXPECT_EQ(scale, previous_scale / 2) << row.dump();
+    } else if (++clean_in_a_row == 5) {  // the growth interval: the scale doubles, the count restarts
+      ++grown;
+      clean_in_a_row = 0;
+      EXPECT_EQ(scale, previous_scale * 2) << row.dump();
+    } else {
+      EXPECT_EQ(scale, previous_scale) << row.dump();
     }
     EXPECT_EQ(row["skipped_steps"].get<int64_t>(), skipped) << row.dump();
     previous_scale = scale;
   }
   EXPECT_GT(skipped, 5);
+  EXPECT_GE(grown, 1);
   const nlohmann::json summary = read_summary(t.run("fp16"));
   EXPECT_EQ(summary["skipped_steps"].get<int64_t>(), skipped);
   EXPECT_EQ(summary["precision"], "fp16");
-  EXPECT_GT(rows.back()["loss_scale"].get<double>(), rows[static_cast<size_t>(skipped) - 1]["loss_scale"].get<double>())
-      << "clean steps after the last skip double the scale every 5 steps";
   EXPECT_LT(rows.back()["train_loss"].get<double>(), rows.front()["train_loss"].get<double>());
 }
 
 TEST(MixedPrecision, Fp16ResumeContinuesWithTheSavedLossScale) {
   TinyRun t;
   const std::vector<std::string> common = {"train.precision=fp16", "train.steps=24",
-                                           "train.loss_scale_init=1.152921504606847e18",
+                                           "train.loss_scale_init=1073741824",
                                            "train.loss_scale_growth_interval=3"};
   auto with = [&](std::string name) {
     auto o = common;
@@ -192,7 +204,7 @@ TEST(MixedPrecision, Fp16ResumeContinuesWithTheSavedLossScale) {
 TEST(MixedPrecision, ConfigChecksNameTheKeys) {
   TinyRun t;
   const std::string f64 = test::error_of([&] { t.config({"train.precision=bf16", "model.dtype=float64"}); });
-  EXPECT_NE(f64.find("train.precision"), std::string::npos) << f64;
+  EXPECT_NE(f64.find("[train] precision 'bf16'"), std::string::npos) << f64;
   EXPECT_NE(f64.find("float32 master weights"), std::string::npos) << f64;
   const std::string bad = test::error_of([&] { t.config({"train.precision=fp8"}); });
   EXPECT_NE(bad.find("fp32, bf16, fp16"), std::string::npos) << bad;
