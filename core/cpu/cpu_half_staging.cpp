@@ -107,6 +107,23 @@ void HalfStagingBackend::softmax_backward(const Tensor& y, const Tensor& dy, Ten
   s.store_outputs();
 }
 
+void HalfStagingBackend::group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                            int64_t groups, double eps, Tensor& y, Tensor& mean,
+                                            Tensor& rstd) {
+  HalfStaging s(k_, "group_norm", {&x, &gamma, &beta}, {&y, &mean, &rstd});
+  k_.group_norm_forward(s.in(0), s.in(1), s.in(2), groups, eps, s.out(0), s.out(1), s.out(2));
+  s.store_outputs();
+}
+
+void HalfStagingBackend::group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                             const Tensor& mean, const Tensor& rstd, int64_t groups,
+                                             Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  HalfStaging s(k_, "group_norm_backward", {&dy, &x, &gamma, &mean, &rstd}, {&dx, &dgamma, &dbeta});
+  k_.group_norm_backward(s.in(0), s.in(1), s.in(2), s.in(3), s.in(4), groups, s.out(0), s.out(1),
+                         s.out(2));
+  s.store_outputs();
+}
+
 void HalfStagingBackend::batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                             double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
   HalfStaging s(k_, "batch_norm", {&x, &gamma, &beta}, {&y, &mean, &rstd});

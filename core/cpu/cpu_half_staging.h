@@ -9,7 +9,7 @@
 //
 // Kernels that handle half themselves pass straight through: memory, fill, copy (they convert),
 // copy_columns and embedding_forward (byte copies), sum_squares and all_finite (they read half and
-// accumulate in double), gemm and layer/rms/group norm (their own files). The optimizer steps
+// accumulate in double), gemm and layer_norm/rms_norm (their own files). The optimizer steps
 // refuse half parameters: the parameters an optimizer updates are float32 master weights.
 //
 // A call's floating tensors share one half dtype, except outputs documented as float32 statistics
@@ -100,14 +100,10 @@ class HalfStagingBackend final : public Backend {
     k_.rms_norm_backward(dy, x, weight, rstd, unit_offset, dx, dweight);
   }
   void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t groups,
-                          double eps, Tensor& y, Tensor& mean, Tensor& rstd) override {
-    k_.group_norm_forward(x, gamma, beta, groups, eps, y, mean, rstd);
-  }
+                          double eps, Tensor& y, Tensor& mean, Tensor& rstd) override;
   void group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                            const Tensor& mean, const Tensor& rstd, int64_t groups, Tensor& dx,
-                           Tensor& dgamma, Tensor& dbeta) override {
-    k_.group_norm_backward(dy, x, gamma, mean, rstd, groups, dx, dgamma, dbeta);
-  }
+                           Tensor& dgamma, Tensor& dbeta) override;
   void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
                           Tensor& y, Tensor& mean, Tensor& rstd) override;
   void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,

@@ -68,6 +68,15 @@ TEST(HalfPrecision, Float16KnownValues) {
   EXPECT_TRUE(std::isinf(f16_to_float(float_to_f16(std::numeric_limits<float>::infinity()))));
 }
 
+// The portable (bit manipulation) path, which a build with F16C replaces by the instruction at run
+// time: checked at compile time, where it is the one evaluated.
+static_assert(float_to_f16(65519.0f).bits == 0x7bff && float_to_f16(65520.0f).bits == 0x7c00);
+static_assert(float_to_f16(0x1p-25f).bits == 0x0000 && float_to_f16(0x3p-26f).bits == 0x0001);
+static_assert(float_to_f16(0x1.ffcp-15f).bits == 0x0400);  // 1023.5 x 2^-24, a tie: up to even (2^-14)
+static_assert(float_to_f16(1.0f + 0x1p-11f).bits == 0x3c00 && float_to_f16(1.0f + 0x3p-11f).bits == 0x3c02);
+static_assert(f16_to_float(float16{0x0001}) == 0x1p-24f && f16_to_float(float16{0x03ff}) == 0x1.ff8p-15f);
+static_assert(f16_to_float(float16{0x7bff}) == 65504.0f && f16_to_float(float16{0xfc00}) == -__builtin_inff());
+
 TEST(HalfPrecision, BFloat16KnownValues) {
   EXPECT_EQ(float_to_bf16(1.0f).bits, 0x3f80u);
   EXPECT_EQ(float_to_bf16(1.0f + std::ldexp(1.0f, -8)).bits, 0x3f80u);  // tie: stays even
