@@ -308,6 +308,18 @@ std::vector<KeySpec> build_key_specs() {
   return t;
 }
 
+// A 16-bit train.precision needs float32 master weights and the CPU ("" when it fits).
+std::string precision_conflict(const RunConfig& r) {
+  if (r.train.precision == Precision::Fp32) return "";
+  if (r.model.dtype != "float32")
+    return fmt::format("precision '{}' keeps float32 master weights: model.dtype must be \"float32\", got \"{}\"",
+                       enum_name(r.train.precision), r.model.dtype);
+  if (r.train.device.kind != DeviceKind::CPU)
+    return fmt::format("precision '{}' runs on the CPU only (CUDA has 16-bit GEMM and norm kernels but not the "
+                       "rest), got device '{}'", enum_name(r.train.precision), r.train.device.str());
+  return "";
+}
+
 std::vector<CrossCheck> build_cross_checks() {
   std::vector<CrossCheck> c;
   c.push_back({"model", {"model.d_model", "model.n_heads", "model.head_dim"}, [](const RunConfig& r) {
@@ -351,17 +363,7 @@ std::vector<CrossCheck> build_cross_checks() {
                             : fmt::format("context ({}) must be <= model.context_length ({})",
                                           r.train.context, r.model.context_length);
                }});
-  c.push_back({"train", {"train.precision", "model.dtype", "train.device"}, [](const RunConfig& r) {
-                 if (r.train.precision == Precision::Fp32) return std::string();
-                 if (r.model.dtype != "float32")
-                   return fmt::format("precision '{}' keeps float32 master weights: model.dtype must be "
-                                      "\"float32\", got \"{}\"", enum_name(r.train.precision), r.model.dtype);
-                 if (r.train.device.kind != DeviceKind::CPU)
-                   return fmt::format("precision '{}' runs on the CPU only (CUDA has 16-bit GEMM and norm "
-                                      "kernels but not the rest), got device '{}'",
-                                      enum_name(r.train.precision), r.train.device.str());
-                 return std::string();
-               }});
+  c.push_back({"train", {"train.precision", "model.dtype", "train.device"}, precision_conflict});
   c.push_back({"schedule", {"schedule.kind", "schedule.warmup_steps"}, [](const RunConfig& r) {
                  return r.schedule.kind != ScheduleKind::InverseSqrt || r.schedule.warmup_steps >= 1
                             ? ""

@@ -68,3 +68,34 @@ INSTANTIATE_TEST_SUITE_P(, HalfAutograd, ::testing::Values(DType::BF16, DType::F
 
 }  // namespace
 }  // namespace normlab
+
+namespace normlab {
+namespace {
+
+// cast: the forward rounds to the target dtype, the backward hands the gradient back converted to
+// the input's dtype (rounding taken as identity), and a cast to the same dtype records nothing.
+TEST(CastOp, ForwardRoundsAndBackwardReturnsTheGradientInTheInputsDtype) {
+  for (const DType half : {DType::BF16, DType::F16}) {
+    Tape::current().clear();
+    const std::vector<double> xs = {1.0 + 1.0 / 3.0, -2.5e-3, 300.0, 0.1};
+    Var x = parameter(Tensor::from_vector(xs, {4}), "x");
+    const Var y = cast(x, half);
+    EXPECT_EQ(y.value().dtype(), half);
+    EXPECT_EQ(y.value().to_vector(), Tensor::from_vector(xs, {4}, half).to_vector());
+    // d/dx sum(w * y) = w, with w chosen exactly representable in both half types
+    const Var loss = sum_all(mul(y, Var(Tensor::from_vector({0.5, -2.0, 0.25, 3.0}, {4}, half))));
+    backward(loss);
+    EXPECT_EQ(x.grad().dtype(), DType::F32) << dtype_name(half);
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<double>{0.5, -2.0, 0.25, 3.0})) << dtype_name(half);
+    Tape::current().clear();
+  }
+  Var z = parameter(Tensor::from_vector({1.0}, {1}), "z");
+  const size_t before = Tape::current().size();
+  const Var same = cast(z, DType::F32);
+  EXPECT_EQ(Tape::current().size(), before);
+  EXPECT_EQ(same.value().storage(), z.value().storage());
+  EXPECT_THROW(cast(z, DType::I32), Error);
+}
+
+}  // namespace
+}  // namespace normlab
