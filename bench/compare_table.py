@@ -49,6 +49,8 @@ def parse_args():
     p.add_argument("--torch", default="system", help="comma-separated: system (Debian's), venv (PyPI's)")
     p.add_argument("--variants", default="fused,nanogpt", help="torch_reference.py --variant list")
     p.add_argument("--autocast", default="none", choices=("none", "bf16"), help="for every PyTorch run")
+    p.add_argument("--precision", default="fp32", choices=("fp32", "bf16", "fp16"),
+                   help="normlab's train.precision (compare bf16 with --autocast bf16)")
     p.add_argument("--venv", default=os.path.join(ROOT, "build", "torch-venv"), help="for --torch venv")
     p.add_argument("--out", help="also append every run's JSON line to this file")
     a = p.parse_args()
@@ -71,7 +73,8 @@ def parse_args():
 def one_round(a, name, t, resolved):
     """normlab, then every PyTorch run, once: (normlab record, [torch records])."""
     common = ["--steps", str(a.steps), "--warmup", str(a.warmup), "--threads", str(t), "--json"]
-    n = run_json([a.normlab, "bench", "train", CONFIGS[name], *common, "--resolved-config", resolved])
+    n = run_json([a.normlab, "bench", "train", CONFIGS[name], f"train.precision={a.precision}", *common,
+                  "--resolved-config", resolved])
     # Debian's PyTorch links OpenBLAS: it runs the GEMM kernels normlab chose (core/cpu/blas_core.h).
     env = dict(os.environ, OPENBLAS_CORETYPE=n["blas_core"])
     theirs = [run_json([PYTHONS[py], "bench/torch_reference.py", resolved, *common, "--variant", v,
@@ -108,7 +111,7 @@ def main():
                 rows.append((name, t, statistics.median(ours), statistics.median(scaling),
                              [statistics.median(x) for x in per_torch], statistics.median(best),
                              min(ratios), statistics.median(ratios), max(ratios)))
-    print(f"\n{a.reps} repetition(s) x {a.steps} timed steps ({a.warmup} warm-up); autocast {a.autocast}; "
+    print(f"\n{a.reps} repetition(s) x {a.steps} timed steps ({a.warmup} warm-up); autocast {a.autocast}; normlab precision {a.precision}; "
           f"ratio = fastest torch ms / normlab ms; x {a.threads[0]} thr = normlab speed-up over its "
           f"{a.threads[0]}-thread time")
     print(f"{'config':<12} {'threads':>7} {'normlab ms':>11} {'x ' + str(a.threads[0]) + ' thr':>8} " +
