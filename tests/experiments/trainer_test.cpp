@@ -12,39 +12,17 @@
 #include "experiments/trainer.h"
 #include "nn/transformer.h"
 #include "test_util.h"
+#include "trainer_test_util.h"
 
 namespace normlab {
 namespace {
 
 namespace fs = std::filesystem;
 using test::ScratchDir;
-
-struct TinyRun {
-  ScratchDir dir;
-  std::string config_path = dir.write("tiny.toml", test::tiny_config_toml(dir.file("runs")));
-  RunConfig config(std::vector<std::string> overrides = {}) const { return load_config(config_path, overrides); }
-  fs::path run(const std::string& name) const { return dir.path() / "runs" / name; }
-};
-
-TrainOptions quiet_options(int64_t stop_after = -1, std::string resume_dir = "") {
-  TrainOptions o;
-  o.quiet = true;
-  o.stop_after = stop_after;
-  o.resume_dir = std::move(resume_dir);
-  return o;
-}
-
-nlohmann::json read_summary(const fs::path& run_dir) {
-  std::ifstream in(run_dir / "summary.json");
-  return nlohmann::json::parse(in);
-}
-
-// metrics.jsonl without the timing column, which differs between runs.
-std::vector<nlohmann::json> metrics_without_timing(const fs::path& run_dir) {
-  std::vector<nlohmann::json> records = read_metrics(run_dir / "metrics.jsonl");
-  for (auto& r : records) r.erase("tokens_per_s");
-  return records;
-}
+using test::TinyRun;
+using test::metrics_without_timing;
+using test::quiet_options;
+using test::read_summary;
 
 TEST(Trainer, SameConfigAndSeedGiveIdenticalLosses) {
   TinyRun t;
