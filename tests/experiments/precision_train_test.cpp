@@ -12,6 +12,7 @@
 #include "command_util.h"
 #include "core/random.h"
 #include "experiments/config.h"
+#include "experiments/csv.h"
 #include "experiments/run_dir.h"
 #include "experiments/trainer.h"
 #include "nn/transformer.h"
@@ -122,6 +123,17 @@ TEST(MixedPrecision, Bf16RunTrainsAndRecordsItsPrecision) {
   EXPECT_LT(rows.back()["train_loss"].get<double>(), rows.front()["train_loss"].get<double>() - 0.2);
   EXPECT_NEAR(bf16.final_val_loss, fp32.final_val_loss, 0.1);
   EXPECT_NE(bf16.final_val_loss, fp32.final_val_loss);
+  // gradient-norm logging works in bf16: every column of every logged step finite, the global norm
+  // within 10% of fp32's at initialization (the same weights, the forward rounded)
+  const CsvTable g16 = read_csv(t.run("bf16") / "grad_norms.csv"), g32 = read_csv(t.run("fp32") / "grad_norms.csv");
+  ASSERT_EQ(g16.rows.size(), g32.rows.size());
+  ASSERT_EQ(g16.columns, g32.columns);
+  for (const auto& row : g16.rows)
+    for (double v : row) EXPECT_TRUE(std::isfinite(v));
+  const int global = g16.column("global");
+  ASSERT_GE(global, 0);
+  EXPECT_NEAR(g16.rows[0][global], g32.rows[0][global], 0.1 * g32.rows[0][global]);
+  EXPECT_GT(g16.rows[0][g16.column("residual_rms.0")], 0.0);
 }
 
 // A loss scale of 2^30 overflows float16 at once: steps are skipped and the scale halves until the
