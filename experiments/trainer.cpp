@@ -236,7 +236,7 @@ StepOutcome train_step(TrainState& s, int64_t step) {
   model.set_record_residual_rms(false);
   out.grad_norm = clip_grad_norm(plain, c.optim.grad_clip);
   // Every rank decides alike: the loss and the gradients it looks at are the all-reduced ones.
-  out.divergence = divergence_reason(out.loss, finite_gradients || !s.scaler.enabled() ? out.grad_norm : 0.0, c);
+  out.divergence = divergence_reason(out.loss, finite_gradients ? out.grad_norm : 0.0, c);
   if (!out.divergence.empty()) return out;
   if (s.scaler.enabled()) {  // fp16: an overflowing step is skipped and the scale halved
     s.scaler.update(finite_gradients);

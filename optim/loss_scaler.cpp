@@ -32,11 +32,10 @@ static bool all_gradients_finite(const std::vector<Var>& params) {
 }
 
 bool LossScaler::unscale(const std::vector<Var>& params) const {
-  if (config_.enabled) {
-    for (const Var& p : params) {
-      Tensor g = p.grad();
-      if (g.defined()) backend_for(g.device()).unary(UnaryOp::Scale, g, g, 1.0 / state_.scale);
-    }
+  if (!config_.enabled) return true;
+  for (const Var& p : params) {
+    Tensor g = p.grad();
+    if (g.defined()) backend_for(g.device()).unary(UnaryOp::Scale, g, g, 1.0 / state_.scale);
   }
   return all_gradients_finite(params);
 }

@@ -37,7 +37,8 @@ class LossScaler {
   void set_state(const LossScaleState& state);
 
   // After backward of (loss * scale()): divides every gradient by the scale (exact: a power of
-  // two) and returns whether all of them are finite. Disabled: only the check.
+  // two) and returns whether all of them are finite. Disabled: true without a pass over the
+  // gradients (fp32/bf16 runs see a non-finite gradient in the gradient norm instead).
   bool unscale(const std::vector<Var>& params) const;
   // After unscale: finite counts a clean step (the scale doubles after growth_interval of them in a
   // row); not finite halves the scale and counts a skipped step. Disabled: nothing.
