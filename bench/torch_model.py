@@ -36,7 +36,7 @@ DEFAULTS = {
                   dtype="float32"),
     "optim": dict(name="adamw", lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, momentum=0.0,
                   weight_decay=0.0, decay_norms_and_biases=False, decay_embeddings=False, grad_clip=0.0),
-    "schedule": dict(kind="constant", warmup_steps=0, decay_every=1, min_lr=0.0),
+    "schedule": dict(kind="constant", warmup_steps=0, decay_every=1, decay_start=0, decay_factor=1.0, min_lr=0.0),
     "data": dict(source="default", tokenizer="char", val_fraction=0.1, copy_length=16, copy_vocab=64),
     "train": dict(name="run", out_dir="runs", steps=2000, batch_size=12, context=64, seed=1, threads=0,
                   device="cpu"),
@@ -99,8 +99,10 @@ def learning_rate(schedule, lr_max, step, total_steps):
         return lr_max
     if kind == "inverse_sqrt":
         every = schedule["decay_every"]
-        warmup_epochs = max(1.0, max(warmup, 1) / every)
-        return lr_max * min(1.0, math.sqrt(warmup_epochs / (step // every + 1)))
+        start = max(warmup, schedule["decay_start"], 1)
+        start_epochs = max(1.0, start / every)
+        factor = schedule["decay_factor"] if step + 1 > start else 1.0
+        return lr_max * factor * min(1.0, math.sqrt(start_epochs / (step // every + 1)))
     progress = min(max((step - warmup) / (total_steps - warmup), 0.0), 1.0)
     min_lr = schedule["min_lr"]
     if kind == "linear":
@@ -223,12 +225,22 @@ class TransformerLM(nn.Module):
     def __init__(self, m):
         super().__init__()
         self.m = m
-        plain = dict(n_kv_heads=0, head_dim=0, position_embedding="learned", sliding_window=0, padding_idx=-1)
+        plain = dict(n_kv_heads=0, head_dim=0, sliding_window=0, padding_idx=-1)
         for key, value in plain.items():
             if m[key] != value:  # RoPE, GQA, windows: compared with Hugging Face instead (docs/hf_interop.md)
                 raise SystemExit(f"bench/torch_model.py models only model.{key} = {value!r}, got {m[key]!r}")
+        if m["position_embedding"] not in ("learned", "sinusoidal"):
+            raise SystemExit(f"bench/torch_model.py models learned or sinusoidal positions, got {m['position_embedding']!r}")
         self.tok_emb = nn.Embedding(m["vocab_size"], m["d_model"])
-        self.pos_emb = nn.Embedding(m["context_length"], m["d_model"])
+        if m["position_embedding"] == "learned":
+            self.pos_emb = nn.Embedding(m["context_length"], m["d_model"])
+        else:  # the original Transformer's fixed table, as nn/transformer.cpp: sin on even, cos on odd dimensions
+            pos = torch.arange(m["context_length"], dtype=torch.float64)[:, None]
+            dim = torch.arange(m["d_model"])
+            freq = torch.pow(10000.0, -(dim - dim % 2).double() / m["d_model"])
+            angle = pos * freq[None, :]
+            self.register_buffer("sinusoid", torch.where(dim % 2 == 0, torch.sin(angle), torch.cos(angle)))
+            self.pos_emb = None
         self.blocks = nn.ModuleList(Block(m) for _ in range(m["n_layers"]))
         if m["norm_placement"] in ("pre", "sandwich"):
             self.final_norm = Norm(m, m["d_model"])
@@ -242,7 +254,10 @@ class TransformerLM(nn.Module):
         tokens = self.tok_emb(ids)
         if self.m["embedding_scale"] == "sqrt_d":
             tokens = tokens * math.sqrt(self.m["d_model"])
-        x = tokens + self.pos_emb(torch.arange(t, device=ids.device))
+        if self.pos_emb is not None:
+            x = tokens + self.pos_emb(torch.arange(t, device=ids.device))
+        else:
+            x = tokens + self.sinusoid[:t].to(tokens.dtype)
         x = F.dropout(x, self.m["dropout"], self.training)
         for block in self.blocks:
             x = block(x)

@@ -257,6 +257,8 @@ void add_schedule_keys(std::vector<KeySpec>& t) {
       .key("kind", &ScheduleConfig::kind)
       .key("warmup_steps", &ScheduleConfig::warmup_steps, IntRange{0, kMaxCount})
       .key("decay_every", &ScheduleConfig::decay_every, IntRange{1, kMaxCount})
+      .key("decay_start", &ScheduleConfig::decay_start, IntRange{0, kMaxCount})
+      .key("decay_factor", &ScheduleConfig::decay_factor, greater_than(0.0))
       .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0));
 }
 

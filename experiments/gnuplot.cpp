@@ -75,8 +75,34 @@ std::string gnuplot_script(const Chart& chart, const std::string& terminal, cons
   if (chart.log_y) script += "set logscale y\nset format y '%g'\n";
   if (chart.log_x) script += "set logscale x\nset format x '%g'\n";
   if (chart.integer_x) script += "set xtics 1\nset mxtics 1\n";
+  if (chart.x_from_zero) script += "set xrange [0:*]\n";
   script += "plot " + plot_line + "\nunset output\n";
   return script;
+}
+
+// The shaded bands of the series that have one, drawn first so that every line lies on top.
+std::string band_plots(const Chart& chart, const fs::path& dir) {
+  std::string plot_line;
+  for (size_t i = 0; i < chart.series.size(); ++i) {
+    const ChartSeries& s = chart.series[i];
+    if (s.band.empty()) continue;
+    NL_CHECK(s.band.size() == s.points.size(), "plot", "series '{}' has {} points but {} band entries", s.title,
+             s.points.size(), s.band.size());
+    const fs::path data = dir / fmt::format("band{}.dat", i);
+    std::ofstream out(data);
+    int points = 0;
+    for (size_t k = 0; k < s.points.size(); ++k) {
+      const double x = s.points[k].first, low = s.band[k].first, high = s.band[k].second;
+      if (!std::isfinite(x) || !std::isfinite(low) || !std::isfinite(high)) continue;
+      if ((chart.log_y && low <= 0) || (chart.log_x && x <= 0)) continue;
+      out << fmt::format("{} {} {}\n", x, low, high);
+      ++points;
+    }
+    if (points < 2) continue;
+    plot_line += fmt::format("{}{} using 1:2:3 with filledcurves fs transparent solid 0.18 noborder lc {} notitle",
+                             plot_line.empty() ? "" : ", \\\n  ", quote(data.string()), s.color);
+  }
+  return plot_line;
 }
 
 }  // namespace
@@ -91,7 +117,7 @@ void render_chart(const Chart& chart, const std::string& output) {
   }
 
   TempDir temp;
-  std::string plot_line;
+  std::string plot_line = band_plots(chart, temp.path);
   int drawn = 0;
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const ChartSeries& s = chart.series[i];
@@ -111,7 +137,7 @@ void render_chart(const Chart& chart, const std::string& output) {
     if (points == 0) continue;  // nothing drawable in this series (gnuplot would fail on it)
     const std::string style = bars ? "yerrorlines pt 7 ps 0.6"
                                    : (s.markers || points == 1 ? "linespoints pt 7 ps 0.6" : "lines");
-    plot_line += fmt::format("{}{} using {} with {} lw 2 lc {} dt {} title {}", drawn ? ", \\\n  " : "",
+    plot_line += fmt::format("{}{} using {} with {} lw 2 lc {} dt {} title {}", plot_line.empty() ? "" : ", \\\n  ",
                              quote(data.string()), bars ? "1:2:3" : "1:2", style, s.color, s.dashed ? 2 : 1,
                              quote(s.title));
     ++drawn;

@@ -14,6 +14,8 @@ struct ChartSeries {
   bool dashed = false;
   bool markers = false;                           // draw a point at each value
   std::vector<double> y_err;                      // empty, or one error bar (+-) per point
+  // empty, or one (low, high) per point: a shaded band (a confidence interval) under the line
+  std::vector<std::pair<double, double>> band;
 };
 
 struct Chart {
@@ -21,6 +23,7 @@ struct Chart {
   bool log_y = false;        // non-positive and non-finite y are dropped on a log scale
   bool log_x = false;        // likewise for x
   bool integer_x = false;    // one tick per integer x (layer indices)
+  bool x_from_zero = false;  // the x axis starts at 0
   std::vector<ChartSeries> series;
 };
 

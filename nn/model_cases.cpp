@@ -93,6 +93,12 @@ void register_model_cases(std::vector<OpCase>& cases) {
                                   tiny_model_config(NormPlacement::Post)));
   cases.push_back(make_model_case("model_pre", "tiny Pre-LN TransformerLM, every parameter, loss",
                                   tiny_model_config(NormPlacement::Pre)));
+  ModelConfig fairseq = tiny_model_config(NormPlacement::Post);
+  fairseq.position_embedding = PositionEmbedding::Sinusoidal;
+  fairseq.embedding_scale = EmbeddingScale::SqrtD;
+  cases.push_back(make_model_case("model_post_sinusoidal",
+                                  "tiny Post-LN TransformerLM, fairseq inputs: sqrt(d) tokens + fixed sinusoidal positions",
+                                  fairseq));
   cases.push_back(make_model_case("model_llama", "tiny Llama-like LM: RoPE, 4 heads on 2 kv heads, RMSNorm, SwiGLU",
                                   tiny_rope_config("llama")));
   cases.push_back(make_model_case("model_mistral", "tiny Mistral-like LM: as model_llama, sliding window 2, T 6",

@@ -20,8 +20,10 @@ enum class FfnType { Relu, Gelu, SwiGlu, GeGlu, Moe };
 // everywhere (Hugging Face's init of GPT-1, Llama, Mistral, Gemma).
 enum class InitScheme { Xavier, Gpt2, Normal };
 // Learned: GPT-1/GPT-2's pos_emb table added to the tokens. Rope: rotary, Hugging Face's rotate-half
-// layout, on q and k in every layer. None: no positions.
-enum class PositionEmbedding { Learned, Rope, None };
+// layout, on q and k in every layer. Sinusoidal: the original Transformer's fixed table (no
+// parameters), PE(p, 2i) = sin(p / 10000^(2i/C)), PE(p, 2i+1) = cos(p / 10000^(2i/C)), added after
+// the token embedding's scaling (fairseq, the platform of Xiong et al.). None: no positions.
+enum class PositionEmbedding { Learned, Rope, Sinusoidal, None };
 // SqrtD: token embeddings multiplied by sqrt(d_model) in the forward (fairseq's Transformer, which
 // Xiong et al. used; Gemma). With Xavier init the token embedding is then N(0, 1/d_model) as in
 // fairseq, so the residual stream starts at unit variance.
@@ -54,9 +56,11 @@ template <> struct EnumNames<InitScheme> {
       {{InitScheme::Xavier, "xavier"}, {InitScheme::Gpt2, "gpt2"}, {InitScheme::Normal, "normal"}}};
 };
 template <> struct EnumNames<PositionEmbedding> {
-  static constexpr std::array<NamedValue<PositionEmbedding>, 3> values{{{PositionEmbedding::Learned, "learned"},
-                                                                         {PositionEmbedding::Rope, "rope"},
-                                                                         {PositionEmbedding::None, "none"}}};
+  static constexpr std::array<NamedValue<PositionEmbedding>, 4> values{
+      {{PositionEmbedding::Learned, "learned"},
+       {PositionEmbedding::Rope, "rope"},
+       {PositionEmbedding::Sinusoidal, "sinusoidal"},
+       {PositionEmbedding::None, "none"}}};
 };
 template <> struct EnumNames<EmbeddingScale> {
   static constexpr std::array<NamedValue<EmbeddingScale>, 2> values{

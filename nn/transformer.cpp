@@ -1,4 +1,4 @@
-// TransformerLM: tok_emb + pos_emb -> blocks.0 .. blocks.{L-1} -> [final_norm] -> head.
+// TransformerLM: tok_emb [x sqrt(d)] + positions (learned pos_emb or the fixed sinusoidal table) -> blocks.0 .. blocks.{L-1} -> [final_norm] -> head.
 // Parameter names: tok_emb.weight (V,C), pos_emb.weight (context_length, C) (learned positions only),
 // blocks.N.<block's names, see nn/block.h>, final_norm.* (pre, sandwich), lm_head.weight (V,C)
 // when the head is not tied to tok_emb.
@@ -81,6 +81,18 @@ double rms(const Var& x) {
 
 }  // namespace
 
+Tensor sinusoidal_positions(int64_t t, int64_t c, DType dtype) {
+  NL_CHECK(t >= 1 && c >= 1, "sinusoidal_positions", "needs T >= 1 and C >= 1, got T = {}, C = {}", t, c);
+  std::vector<double> table(static_cast<size_t>(t * c));
+  for (int64_t p = 0; p < t; ++p)
+    for (int64_t j = 0; j < c; ++j) {
+      const double frequency = std::pow(10000.0, -static_cast<double>(j - j % 2) / static_cast<double>(c));
+      const double angle = static_cast<double>(p) * frequency;
+      table[static_cast<size_t>(p * c + j)] = j % 2 == 0 ? std::sin(angle) : std::cos(angle);
+    }
+  return Tensor::from_vector(table, {t, c}, dtype);
+}
+
 struct TransformerLM::Impl {
   std::shared_ptr<Embedding> tok_emb, pos_emb;  // pos_emb: learned positions only
   std::shared_ptr<BlockList> blocks;
@@ -125,6 +137,9 @@ Var TransformerLM::forward(const Tensor& ids) {
     std::iota(positions.begin(), positions.end(), 0);
     const Tensor pos_ids = Tensor::from_ints(positions, {t}).to(tok_weight.value().device());
     x = add(tokens, m.pos_emb->forward(pos_ids));  // (B,T,C)
+  } else if (config_.position_embedding == PositionEmbedding::Sinusoidal) {
+    const Tensor table = sinusoidal_positions(t, config_.d_model, tokens.value().dtype());  // (T,C)
+    x = add(tokens, constant(table.to(tokens.value().device())));  // (B,T,C) + (T,C)
   }
   x = dropout(x, config_.dropout, dropout_site_seed(dropout_seed_, 0), is_training());
   residual_rms_.clear();

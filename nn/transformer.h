@@ -54,4 +54,9 @@ class TransformerLM : public Module {
   uint64_t dropout_seed_ = 0;
 };
 
+// The original Transformer's position table (Vaswani et al. 2017), (T, C) in `dtype`, computed in
+// double: PE(p, 2i) = sin(p w_i), PE(p, 2i + 1) = cos(p w_i), w_i = 10000^(-2i/C). Every entry is
+// in [-1, 1] and the mean square over a row is 1/2.
+Tensor sinusoidal_positions(int64_t t, int64_t c, DType dtype);
+
 }  // namespace normlab

@@ -21,15 +21,16 @@ void expect_case_passes(const OpCase& c) {
 TEST(ModelGradcheck, RegisteredCasesPass) {
   std::vector<OpCase> cases;
   register_model_cases(cases);
-  ASSERT_EQ(cases.size(), 8u);
+  ASSERT_EQ(cases.size(), 9u);
   EXPECT_EQ(cases[0].name, "model_post");
   EXPECT_EQ(cases[1].name, "model_pre");
-  EXPECT_EQ(cases[2].name, "model_llama");
-  EXPECT_EQ(cases[3].name, "model_mistral");
-  EXPECT_EQ(cases[4].name, "model_gemma");
-  EXPECT_EQ(cases[5].name, "moe_ffn");
-  EXPECT_EQ(cases[6].name, "moe_load_balancing_loss");
-  EXPECT_EQ(cases[7].name, "model_moe");
+  EXPECT_EQ(cases[2].name, "model_post_sinusoidal");
+  EXPECT_EQ(cases[3].name, "model_llama");
+  EXPECT_EQ(cases[4].name, "model_mistral");
+  EXPECT_EQ(cases[5].name, "model_gemma");
+  EXPECT_EQ(cases[6].name, "moe_ffn");
+  EXPECT_EQ(cases[7].name, "moe_load_balancing_loss");
+  EXPECT_EQ(cases[8].name, "model_moe");
   for (const OpCase& c : cases) expect_case_passes(c);
 }
 

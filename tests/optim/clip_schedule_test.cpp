@@ -93,6 +93,31 @@ TEST(Schedule, InverseSqrtPerEpoch) {
   EXPECT_THROW(learning_rate(s, 1e-3, 100, 0), Error);
 }
 
+// decay_start D: every warmup arm holds lr_max up to step + 1 = D and then follows the same curve
+// lr_max sqrt(D / (step + 1)); decay_factor f multiplies the rate after D (a drop).
+TEST(Schedule, InverseSqrtDecayStartMakesWarmupArmsMeetAfterIt) {
+  auto none = sched("inverse_sqrt", 1), longer = sched("inverse_sqrt", 400);
+  none.decay_start = longer.decay_start = 400;
+  EXPECT_DOUBLE_EQ(learning_rate(none, 1e-3, 0, 0), 1e-3);
+  EXPECT_DOUBLE_EQ(learning_rate(none, 1e-3, 399, 0), 1e-3);  // lr_max through step + 1 = D
+  EXPECT_DOUBLE_EQ(learning_rate(longer, 1e-3, 199, 0), 0.5e-3);  // still warming up
+  for (const int64_t step : {400, 401, 799, 1599, 1999}) {
+    EXPECT_DOUBLE_EQ(learning_rate(none, 1e-3, step, 0), learning_rate(longer, 1e-3, step, 0)) << step;
+    EXPECT_LT(learning_rate(none, 1e-3, step, 0), 1e-3) << step;
+  }
+  EXPECT_DOUBLE_EQ(learning_rate(none, 1e-3, 1599, 0), 0.5e-3);  // sqrt(400 / 1600)
+  none.decay_start = 0;  // fairseq's literal inverse_sqrt with T_warmup = 1: decays from the first step
+  EXPECT_DOUBLE_EQ(learning_rate(none, 1e-3, 99, 0), 1e-4);
+  auto drop = sched("inverse_sqrt", 1);
+  drop.decay_start = 800;
+  drop.decay_factor = 0.1;
+  EXPECT_DOUBLE_EQ(learning_rate(drop, 1e-3, 799, 0), 1e-3);
+  EXPECT_DOUBLE_EQ(learning_rate(drop, 1e-3, 800, 0), 1e-4 * std::sqrt(800.0 / 801.0));
+  EXPECT_DOUBLE_EQ(learning_rate(drop, 1e-3, 3199, 0), 0.5e-4);
+  drop.decay_factor = 0;
+  EXPECT_THROW(learning_rate(drop, 1e-3, 900, 0), Error);
+}
+
 TEST(Schedule, LinearDecay) {
   const auto s = sched("linear", 100, 1e-4);
   EXPECT_DOUBLE_EQ(learning_rate(s, 1e-3, 100, 1100), 1e-3);
