@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -38,17 +39,49 @@ Interval t_interval(const std::vector<double>& values, const std::string& method
   double sq = 0;
   for (const double x : v) sq += (x - mean) * (x - mean);
   const double sd = std::sqrt(sq / static_cast<double>(v.size() - 1));
-  const double half = t_quantile_975(out.n - 1) * sd / std::sqrt(static_cast<double>(v.size()));
+  const double se = sd / std::sqrt(static_cast<double>(v.size()));
+  const double half = t_quantile_975(out.n - 1) * se;
   out.low = mean - half;
   out.high = mean + half;
+  // t = mean / se; all values equal: certain, p = 1 at a zero mean and 0 otherwise.
+  out.p_value = se > 0 ? t_two_sided_p(mean / se, out.n - 1) : (mean == 0 ? 1.0 : 0.0);
   return out;
 }
 
+// Linear interpolation at position q (N - 1). Next to an infinite draw (0 < frac < 1) the
+// interpolant is that infinity; at an order statistic (frac == 0) it is the draw itself.
 double quantile_of_sorted(const std::vector<double>& sorted, double q) {
   const double pos = q * static_cast<double>(sorted.size() - 1);
   const size_t i = static_cast<size_t>(pos);
   const double frac = pos - static_cast<double>(i);
-  return i + 1 < sorted.size() ? sorted[i] * (1 - frac) + sorted[i + 1] * frac : sorted[i];
+  if (i + 1 >= sorted.size() || frac == 0 || sorted[i] == sorted[i + 1]) return sorted[i];
+  if (std::isinf(sorted[i]) || std::isinf(sorted[i + 1]))
+    return std::isinf(sorted[i]) && std::isinf(sorted[i + 1]) ? NAN : (std::isinf(sorted[i]) ? sorted[i] : sorted[i + 1]);
+  return sorted[i] * (1 - frac) + sorted[i + 1] * frac;
+}
+
+// The continued fraction of I_x(a, b) (DLMF 8.17.22):
+//   I_x(a, b) = x^a (1 - x)^b / (a B(a, b)) * 1 / (1 + d_1 / (1 + d_2 / (1 + ...)))
+//   d_{2m+1} = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)),   d_{2m} = m (b - m) x / ((a + 2m - 1)(a + 2m)),
+// which converges quickly for x < (a + 1) / (a + b + 2). The denominator f = 1 + d_1 / (1 + ...) is
+// evaluated forwards by the modified Lentz method: f_j = f_{j-1} C_j D_j with
+//   D_j = 1 / (1 + d_j D_{j-1}),  C_j = 1 + d_j / C_{j-1}   (C_0 = f_0 = 1, D_0 = 0),
+// a tiny number standing in for a zero C or D, until C_j D_j is 1 to machine precision.
+double incomplete_beta_fraction(double a, double b, double x) {
+  constexpr double tiny = 1e-300, eps = 1e-15;
+  auto guard = [](double v) { return std::fabs(v) < tiny ? tiny : v; };
+  double f = 1, c = 1, d = 0;
+  for (int j = 1; j <= 2000; ++j) {
+    const int m = j / 2;
+    const double dj = j % 2 ? -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+                            : m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+    d = 1 / guard(1 + dj * d);
+    c = guard(1 + dj / c);
+    f *= c * d;
+    if (std::fabs(c * d - 1) < eps) break;
+  }
+  const double log_front = a * std::log(x) + b * std::log1p(-x) + std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b);
+  return std::exp(log_front) / (a * f);
 }
 
 }  // namespace
@@ -62,6 +95,42 @@ double t_quantile_975(int df) {
   // Cornish-Fisher expansion around the normal quantile (error < 1e-4 from df 30 on).
   const double z = 1.959963985, n = static_cast<double>(df);
   return z + (z * z * z + z) / (4 * n) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
+}
+
+double regularized_incomplete_beta(double a, double b, double x) {
+  NL_CHECK(a > 0 && b > 0, "stats", "incomplete beta needs a, b > 0, got {} and {}", a, b);
+  NL_CHECK(x >= 0 && x <= 1, "stats", "incomplete beta needs x in [0, 1], got {}", x);
+  if (x == 0 || x == 1) return x;
+  // The fraction converges fast below the mean-ish point; above it use I_x(a, b) = 1 - I_{1-x}(b, a).
+  if (x < (a + 1) / (a + b + 2)) return incomplete_beta_fraction(a, b, x);
+  return 1 - incomplete_beta_fraction(b, a, 1 - x);
+}
+
+// With x = df / (df + t^2): P(|T| >= |t|) = I_x(df / 2, 1 / 2) (the t density integrated over both tails).
+double t_two_sided_p(double t_stat, int df) {
+  NL_CHECK(df >= 1, "stats", "t p-value needs df >= 1, got {}", df);
+  if (std::isnan(t_stat)) return NAN;
+  if (std::isinf(t_stat)) return 0.0;
+  const double n = static_cast<double>(df);
+  return regularized_incomplete_beta(n / 2, 0.5, n / (n + t_stat * t_stat));
+}
+
+std::vector<double> holm_adjust(const std::vector<double>& p_values) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < p_values.size(); ++i) {
+    if (std::isnan(p_values[i])) continue;
+    NL_CHECK(p_values[i] >= 0 && p_values[i] <= 1, "holm_adjust", "p-value {} is {}, not in [0, 1]", i, p_values[i]);
+    order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p_values[x] < p_values[y]; });
+  std::vector<double> adjusted(p_values.size(), NAN);
+  const size_t m = order.size();
+  double running = 0;  // the step-down maximum keeps the adjusted values monotone in p
+  for (size_t j = 0; j < m; ++j) {
+    running = std::max(running, std::min(1.0, static_cast<double>(m - j) * p_values[order[j]]));
+    adjusted[order[j]] = running;
+  }
+  return adjusted;
 }
 
 Interval mean_interval(const std::vector<double>& values) { return t_interval(values, "t"); }
@@ -108,10 +177,23 @@ Interval bootstrap(int n, const std::function<double(const std::vector<int>&)>& 
     out.high = INFINITY;
     return out;
   }
-  std::sort(values.begin(), values.end());
-  out.low = quantile_of_sorted(values, 0.025);
-  out.high = quantile_of_sorted(values, 0.975);
+  std::tie(out.low, out.high) = percentile_interval(std::move(values));
   return out;
+}
+
+std::pair<double, double> percentile_interval(std::vector<double> draws) {
+  draws.erase(std::remove_if(draws.begin(), draws.end(), [](double v) { return std::isnan(v); }), draws.end());
+  if (draws.empty()) return {NAN, NAN};
+  std::sort(draws.begin(), draws.end());
+  return {quantile_of_sorted(draws, 0.025), quantile_of_sorted(draws, 0.975)};
+}
+
+int seeds_to_decide(double sd, double half_width) {
+  NL_CHECK(sd >= 0 && half_width > 0, "stats", "seeds_to_decide needs sd >= 0 and half_width > 0, got {} and {}", sd,
+           half_width);
+  for (int n = 2; n < 100000; ++n)
+    if (t_quantile_975(n - 1) * sd / std::sqrt(static_cast<double>(n)) <= half_width) return n;
+  return 100000;
 }
 
 double median_of(std::vector<double> values) {
@@ -128,7 +210,9 @@ std::string interval_text(const Interval& i, int digits) {
   return fmt::format("{} [{}, {}]", f(i.estimate), f(i.low), f(i.high));
 }
 
-void Verdict::decide_direction(double null_value, Side predicted) {
+void Verdict::decide_direction(double null, Side predicted) {
+  null_value = null;
+  const double null_value = null;
   const bool above = predicted == Side::Above;
   criterion = fmt::format("reproduced if the 95% CI lies {} {}, contradicted if it lies {} it, else inconclusive",
                           above ? "above" : "below", null_value, above ? "below" : "above");
@@ -147,7 +231,23 @@ void Verdict::decide_equivalence(double center, double margin) {
   criterion += fmt::format(" ({} ± {})", center, margin);
 }
 
+double Verdict::p_value() const {
+  if (!std::isfinite(null_value) || !estimate.valid() || !std::isfinite(estimate.estimate)) return NAN;
+  if (estimate.method == "t" || estimate.method == "paired t" || estimate.method == "log-ratio t") {
+    if (estimate.n < 2) return NAN;
+    const bool log_scale = estimate.method == "log-ratio t";
+    if (log_scale && !(null_value > 0 && estimate.low > 0)) return NAN;
+    auto scale = [log_scale](double v) { return log_scale ? std::log(v) : v; };
+    const double se = (scale(estimate.high) - scale(estimate.low)) / (2 * t_quantile_975(estimate.n - 1));
+    const double diff = scale(estimate.estimate) - scale(null_value);
+    if (se == 0) return diff == 0 ? 1.0 : 0.0;
+    return t_two_sided_p(diff / se, estimate.n - 1);
+  }
+  return estimate.p_value;  // Kaplan-Meier comparisons carry the log-rank p; NaN elsewhere
+}
+
 void Verdict::decide_within(double low, double high) {
+  null_value = NAN;  // an equivalence claim has no p-value here (see p_value)
   criterion = fmt::format("reproduced if the 95% CI lies inside [{:.4g}, {:.4g}], contradicted if it lies wholly "
                           "outside, else inconclusive", low, high);
   if (!estimate.valid()) {
@@ -173,7 +273,34 @@ nlohmann::json Verdict::to_json() const {
           {"ci_method", estimate.method},
           {"criterion", criterion},
           {"verdict", verdict},
-          {"note", note}};
+          {"note", note},
+          {"null_value", number(null_value)},
+          {"p_value", number(p_value())},
+          {"task", task},
+          {"schedule", schedule}};
+}
+
+Verdict Verdict::from_json(const nlohmann::json& j) {
+  auto text = [&j](const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; };
+  auto number = [&j](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN; };
+  Verdict v;
+  v.id = text("id");
+  v.claim = text("claim");
+  v.paper = text("paper");
+  v.quantity = text("quantity");
+  v.estimate = {number("estimate"), number("ci_low"), number("ci_high"),
+                j.contains("n_seeds") && j["n_seeds"].is_number_integer() ? j["n_seeds"].get<int>() : 0,
+                text("ci_method")};
+  v.estimate.p_value = v.estimate.method.find("Kaplan") != std::string::npos || v.estimate.method.find("KM") != std::string::npos
+                           ? number("p_value") : NAN;
+  v.steps = j.contains("steps") && j["steps"].is_number_integer() ? j["steps"].get<int64_t>() : 0;
+  v.criterion = text("criterion");
+  v.verdict = text("verdict");
+  v.note = text("note");
+  v.task = text("task");
+  v.schedule = text("schedule");
+  v.null_value = number("null_value");
+  return v;
 }
 
 }  // namespace normlab::xiong

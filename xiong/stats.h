@@ -7,6 +7,9 @@
 //   log_ratio            Student t over log(a_i / b_i), reported as the ratio exp(.): a geometric mean
 //   bootstrap            percentile bootstrap over seeds: `statistic` evaluated on resampled seed
 //                        sets (with replacement), B resamples from a fixed generator (reproducible)
+// The t methods also carry the two-sided p-value of "no effect" (estimate == 0; log-ratio == 0, i.e.
+// ratio == 1). holm_adjust corrects a family of such p-values for multiplicity.
+// Time-to-event statistics (Kaplan-Meier, log-rank) are in xiong/survival.h.
 // Verdicts (Verdict::decide_*): the predicted effect's interval against "no effect":
 //   direction    reproduced if the interval excludes `null` on the predicted side, contradicted if it
 //                excludes it on the other side, otherwise inconclusive
@@ -17,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,12 +30,26 @@ namespace normlab::xiong {
 struct Interval {
   double estimate = NAN, low = NAN, high = NAN;
   int n = 0;           // seeds (or pairs) behind it
-  std::string method;  // "t", "paired t", "log-ratio t", "bootstrap"
-  bool valid() const { return n > 0 && std::isfinite(estimate); }
+  std::string method;  // "t", "paired t", "log-ratio t", "bootstrap", "Kaplan-Meier"
+  // Two-sided p-value of the test of no effect: estimate == 0 for "t" and "paired t", log-ratio == 0
+  // for "log-ratio t"; NaN where the method has no test (bootstrap, Kaplan-Meier) or n < 2.
+  double p_value = NAN;
+  bool valid() const { return n > 0 && !std::isnan(estimate); }  // an infinite ratio is an estimate
 };
 
 // Two-sided 97.5% quantile of Student's t with `df` degrees of freedom (df >= 1).
 double t_quantile_975(int df);
+// P(|T| >= |t_stat|) for Student's t with `df` degrees of freedom (df >= 1): 1 at t = 0, 0 at
+// |t| = inf, NaN for a NaN t. Exact to ~1e-14 (regularized incomplete beta by continued fraction).
+double t_two_sided_p(double t_stat, int df);
+// I_x(a, b), the regularized incomplete beta function, for a, b > 0 and x in [0, 1].
+double regularized_incomplete_beta(double a, double b, double x);
+
+// Holm-Bonferroni step-down adjustment: with the m non-NaN p-values sorted, p_(1) <= ... <= p_(m),
+//   adjusted_(i) = min(1, max_{j <= i} (m - j + 1) p_(j))
+// returned in the input order (rejecting adjusted <= alpha controls the family-wise error at alpha).
+// NaN entries stay NaN and do not count in m; other values must lie in [0, 1].
+std::vector<double> holm_adjust(const std::vector<double>& p_values);
 
 // Non-finite values are dropped (and not counted in n). n == 1 gives an infinite interval.
 Interval mean_interval(const std::vector<double>& values);
@@ -42,6 +60,17 @@ Interval log_ratio(const std::vector<double>& a, const std::vector<double>& b);
 // statistic(indices) for indices resampled from 0 .. n - 1; non-finite results are skipped.
 Interval bootstrap(int n, const std::function<double(const std::vector<int>&)>& statistic,
                    int resamples = 4000, uint64_t seed = 20200212);
+// The 2.5% and 97.5% percentiles of `draws` (sorted here), by linear interpolation between order
+// statistics: quantile q sits at position q (N - 1) of the sorted draws x_0 <= ... <= x_{N-1}, so
+// 0, 1, ..., 1000 gives exactly {25, 975}. Infinite draws are allowed (a bound next to an infinite
+// draw is that infinity: an open interval); NaN draws are dropped. {NaN, NaN} when none is left.
+// The bootstrap's interval.
+std::pair<double, double> percentile_interval(std::vector<double> draws);
+
+// The smallest number of seeds n >= 2 whose 95% t interval of a mean (or a paired difference) with
+// standard deviation `sd` has half-width <= `half_width`: t_{n-1} sd / sqrt(n) <= half_width. The
+// seeds a claim needs to decide a margin at the pilot's spread. Capped at 100000.
+int seeds_to_decide(double sd, double half_width);
 
 // The median of the finite values (NaN when none).
 double median_of(std::vector<double> values);
@@ -62,11 +91,21 @@ struct Verdict {
   std::string criterion;  // the rule, with its numbers (filled by decide_*)
   std::string verdict = "inconclusive";  // reproduced | contradicted | inconclusive
   std::string note;       // context: the groups compared, their means
+  std::string task;       // training claims: "copy" or "text"; "" for init-time probes
+  std::string schedule;   // training claims: the compared arms' schedules, in words
 
+  double null_value = NAN;  // decide_direction's null (the p-value tests estimate == null_value)
   void decide_direction(double null_value, Side predicted);
+  // The two-sided p-value of estimate == null_value behind a direction verdict: from the t interval
+  // (t, paired t; log-ratio t on the log scale), the log-rank p of a Kaplan-Meier comparison
+  // (estimate.p_value), NaN for bootstrap intervals and equivalence claims. The 95% interval
+  // excludes the null exactly when p < 0.05.
+  double p_value() const;
   void decide_equivalence(double center, double margin);  // within [center - margin, center + margin]
   void decide_within(double low, double high);             // the same rule for any range (ratios)
   nlohmann::json to_json() const;
+  // The verdict to_json wrote (missing fields keep their defaults; null numbers are NaN).
+  static Verdict from_json(const nlohmann::json& j);
 };
 
 }  // namespace normlab::xiong
