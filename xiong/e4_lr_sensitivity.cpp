@@ -1,8 +1,8 @@
 // E4: learning-rate sensitivity (Wortsman et al. 2023): the final loss over an lr sweep, per
-// placement and warmup. For each seed, S = mean over the swept lrs of [capped(lr) - best], where
-// capped is the final validation loss (no worse than the loss at init; diverged = loss at init) and
-// best the lowest capped loss of that seed over every setting and lr. Lower S = less sensitive. S
-// is computed per seed, so settings compare seed by seed.
+// placement and warmup. For each setting and seed, S = mean over the swept lrs of
+// [min(loss(lr), loss at init) - that setting's best over the sweep] (lr_sensitivity in
+// outcomes.h; a diverged run counts as its loss at init). Lower S = less sensitive. S is computed
+// per seed, so settings compare seed by seed.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -39,24 +39,15 @@ Capped capped_losses(const Grids& g, const TrainingResults& copy) {
   return c;
 }
 
-// S per seed for each setting.
+// S per seed for each setting: each setting's own best over its lr sweep.
 std::vector<std::vector<double>> sensitivity(const Capped& c, size_t seeds) {
   std::vector<std::vector<double>> out(c.size(), std::vector<double>(seeds, NAN));
-  for (size_t k = 0; k < seeds; ++k) {
-    double best = INFINITY;
-    for (const auto& setting : c)
-      for (const auto& lr : setting) best = std::min(best, lr[k]);  // NaN compares false: skipped
-    for (size_t s = 0; s < c.size(); ++s) {
-      double sum = 0;
-      int n = 0;
-      for (const auto& lr : c[s])
-        if (std::isfinite(lr[k])) {
-          sum += lr[k] - best;
-          ++n;
-        }
-      out[s][k] = n == static_cast<int>(c[s].size()) && std::isfinite(best) ? sum / n : NAN;
+  for (size_t s = 0; s < c.size(); ++s)
+    for (size_t k = 0; k < seeds; ++k) {
+      std::vector<double> over_lrs;
+      for (const auto& lr : c[s]) over_lrs.push_back(lr[k]);
+      out[s][k] = lr_sensitivity(over_lrs);
     }
-  }
   return out;
 }
 
@@ -110,10 +101,11 @@ Section run_e4(const Context& ctx, const TrainingResults& copy) {
   const Capped c = capped_losses(g, copy);
   const std::vector<std::vector<double>> S = sensitivity(c, g.seeds.size());
   s.markdown += fmt::format(
-      "Copy task, Adam, {} steps, lr in {{{}}}, warmup none and long ({}), seeds {{{}}}. Cells: final validation "
-      "loss (capped at the loss at init), mean over seeds (seeds that learned / seeds). S = per seed, the mean "
-      "over lrs of (capped loss - that seed's best capped loss over all four settings): lower = less sensitive. "
-      "{}\n\n",
+      "Copy task, Adam, {} steps, lr in {{{}}} (log-spaced), warmup none and long ({}, the primary design), seeds "
+      "{{{}}}. Cells: final validation loss (capped at the loss at init), mean over seeds (seeds that learned / "
+      "seeds). Wortsman et al.'s sensitivity, per setting and seed: **S = mean over the lr sweep of "
+      "(min(loss(lr), loss at init) - min over the sweep of the same)**, i.e. that setting's own best is "
+      "subtracted, never a best of another setting: lower = less sensitive. {}\n\n",
       steps, fmt::join(g.all_lrs(), ", "), g.warmup_steps("long"), fmt::join(g.seeds, ", "), base.describe());
   s.markdown += sweep_table_and_figure(ctx, c, S, base);
   for (const std::string w : {"none", "long"}) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "xiong/report.h"
+#include "xiong/theorem1.h"
 #include "xiong/training.h"
 
 namespace normlab::xiong {
@@ -24,13 +25,17 @@ namespace normlab::xiong {
 ModelConfig probe_model(const Context& ctx, const std::vector<std::string>& extra = {});
 
 // ---- E1 ----
-// Theorem 1 / Lemma 2 measurements for one norm type (cached): for "post" and "pre", per seed the
-// last layer's ||dL/dW2|| at each depth, the residual ||x_l||^2/d and Lemma 2's ||x_{l,5}||^2/d at
-// the largest depth; "theory" repeats them with d_ff = d and unit-variance input.
+// Theorem 1 / Lemma 2 measurements for one norm type (cached; the JSON's layout is in
+// xiong/theorem1.h): for "post" and "pre", per seed the last layer's ||dL/dW2|| at each depth, the
+// final LayerNorm's two factors (input norm, gradient at its output) at each depth, the residual
+// ||x_l||^2/d and Lemma 2's ||x_{l,5}||^2/d at the largest depth; "theory" repeats them with
+// d_ff = d and unit-variance input.
 nlohmann::json theorem1_probe(const Context& ctx, const std::string& norm_type);
-// The fitted exponent of L (log-log slope of the seed-mean norms) with a bootstrap interval over seeds.
+// The fitted exponent of ||dL/dW2|| in L (log-log slope of the seed-mean norms over the depths
+// >= fit_from; 0 = every depth) with a bootstrap interval over seeds. Pass grids.e1_fit_from for
+// the suite's fit range.
 Interval theorem1_exponent(const nlohmann::json& probe, const std::string& placement,
-                           const std::vector<int64_t>& depths, bool theory = false);
+                           const std::vector<int64_t>& depths, bool theory = false, int64_t fit_from = 0);
 Section run_e1(const Context& ctx);
 
 // ---- E2 ----

@@ -13,7 +13,10 @@ namespace normlab::xiong {
 double TrainPoint::lr_value() const { return std::strtod(lr.c_str(), nullptr); }
 
 std::string TrainPoint::name() const {
-  const std::string base = fmt::format("{}-{}-{}-lr{}-w{}-s{}", placement, norm_type, optimizer, lr, warmup, seed);
+  std::string base = fmt::format("{}-{}-{}-lr{}-w{}", placement, norm_type, optimizer, lr, warmup);
+  if (decay_start >= 0) base += fmt::format("-d{}", decay_start);
+  if (!decay_factor.empty()) base += "-f" + decay_factor;
+  base += fmt::format("-s{}", seed);
   const std::string scaled = embedding_scale.empty() ? base : base + "-emb" + embedding_scale;
   return precision.empty() ? scaled : scaled + "-" + precision;
 }
@@ -27,6 +30,8 @@ SweepPoint TrainPoint::sweep_point() const {
                  {"optim.lr", lr},
                  {"schedule.warmup_steps", std::to_string(warmup)},
                  {"seed", std::to_string(seed)}};
+  if (decay_start >= 0) p.overrides.emplace_back("schedule.decay_start", std::to_string(decay_start));
+  if (!decay_factor.empty()) p.overrides.emplace_back("schedule.decay_factor", decay_factor);
   if (!embedding_scale.empty()) p.overrides.emplace_back("model.embedding_scale", embedding_scale);
   if (!precision.empty()) p.overrides.emplace_back("train.precision", precision);
   return p;
@@ -50,13 +55,12 @@ std::vector<std::string> Grids::all_lrs() const {
 
 namespace {
 
-// Full suite (docs/xiong/README.md has the measured cost): init probes over 8 seeds; every training
-// arm 5 seeds x 2000 steps of the copy task (copy_task.toml). Cut to fit 90 minutes on 2 cores:
-// the text corpus (text_corpus.toml, run with --only E3 --text), Pre-LN with RAdam and E4's lrs
-// beyond E3's (E4 reads E3's two lrs).
+// Full suite (docs/xiong/README.md has the measured cost and the pilot behind the seed counts):
+// init probes over 8 seeds; the copy task (copy_task.toml) 5 seeds per arm, E3c's arms 10; the
+// text task (text_corpus.toml) 3 seeds per arm.
 Grids full_grids() {
   Grids g;
-  g.e1_depths = {2, 4, 8, 16, 32, 48};
+  g.e1_depths = {2, 6, 8, 12, 16, 24, 32, 48};  // fits over L >= e1_fit_from (6 depths or more)
   g.e1_probe = {8, 64, 4, false};
   g.e2_depths = {6, 12, 24};
   g.e2_probe = {8, 64, 8, false};
@@ -64,16 +68,21 @@ Grids full_grids() {
   g.amp_probe = {8, 64, 1, false};
   g.copy_config = "copy_task.toml";
   g.lrs = {"5e-4", "1e-3"};
-  // An epoch is 100 steps (schedule.decay_every): short = 0.5 and long = 4 epochs, in proportion
-  // to the paper's 500 and 4000 updates at about 1000 updates per IWSLT14 epoch.
-  g.warmups = {{"none", 1}, {"short", 50}, {"long", 400}};
+  // short = 1/8 of long, as the paper's 500 and 4000 updates.
+  g.warmups = {{"none", 1}, {"short", 25}, {"long", 200}};
   g.seeds = {1, 2, 3, 4, 5};
-  g.sgd_lr = "1e-1";
-  g.lr_sweep = {};
+  g.equivalence_seeds = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  g.equivalence_margin = 0.1;
+  g.sgd_lrs = {"5e-3", "1e-3"};
+  g.lr_sweep = {"1e-4", "2e-4", "3e-3"};  // with E3's: 1e-4 .. 3e-3, five lrs, about log-spaced
   g.slice_lr = "1e-3";
+  g.literal_design = true;
+  g.section4_drop = 400;  // 40% of the run: the paper's x0.1 at the 8th epoch of about 20
+  g.copy_targets = {0.5, 0.1};
   g.pre_radam = false;
-  g.embedding_diagnostic = true;
-  g.text_lr = "1e-3";
+  g.text_config = "text_corpus.toml";
+  g.text_lrs = {"5e-4", "1e-3"};
+  g.text_seeds = {1, 2, 3};
   return g;
 }
 
@@ -81,8 +90,8 @@ Grids full_grids() {
 Grids quick_grids() {
   Grids g;
   g.quick = true;
-  g.probe_overrides = {"model.d_model=64", "model.d_ff=256"};
-  g.e1_depths = {2, 4, 8, 16};
+  g.probe_overrides = {"model.d_model=64", "model.d_ff=256", "model.vocab_size=200"};
+  g.e1_depths = {2, 6, 8, 12, 16};
   g.e1_probe = {4, 32, 3, false};
   g.e2_depths = {6};
   g.e2_probe = {4, 32, 4, false};
@@ -98,10 +107,17 @@ Grids quick_grids() {
   g.lrs = {"5e-3"};
   g.warmups = {{"none", 1}, {"short", 15}, {"long", 60}};
   g.seeds = {1, 2, 3};
-  g.sgd_lr = "1e-1";
-  g.lr_sweep = {"5e-4"};
+  g.equivalence_seeds = {1, 2, 3, 4};
+  g.sgd_lrs = {"1e-1"};
+  g.lr_sweep = {"5e-4", "2e-2"};
   g.slice_lr = "5e-3";
-  g.embedding_diagnostic = true;  // an arm that sets one more key than the grid: sweep.csv's columns
+  g.literal_design = true;
+  g.section4_drop = 120;
+  g.copy_targets = {1.0};
+  g.pre_radam = true;
+  g.text_config = "text_corpus_quick.toml";
+  g.text_lrs = {"3e-3"};
+  g.text_seeds = {1, 2};
   return g;
 }
 
@@ -114,9 +130,9 @@ std::vector<std::string> describe_grids(const Grids& g) {
   std::vector<std::string> warm;
   for (const WarmupLevel& w : g.warmups) warm.push_back(fmt::format("{}={}", w.label, w.steps));
   std::vector<std::string> lines = {
-      fmt::format("E1 init probe: {} with overrides [{}], L in {{{}}}, {} seeds x {} batches of {} x {} random "
-                  "tokens", g.probe_config, fmt::join(g.probe_overrides, " "), list(g.e1_depths), g.e1_seeds,
-                  g.e1_probe.batches, g.e1_probe.batch, g.e1_probe.context),
+      fmt::format("E1 init probe: {} with overrides [{}], L in {{{}}} (fits over L >= {}), {} seeds x {} batches of "
+                  "{} x {} random tokens", g.probe_config, fmt::join(g.probe_overrides, " "), list(g.e1_depths),
+                  g.e1_fit_from, g.e1_seeds, g.e1_probe.batches, g.e1_probe.batch, g.e1_probe.context),
       fmt::format("E2 per-layer profile: L in {{{}}}, {} seeds x {} batches", list(g.e2_depths), g.e2_seeds,
                   g.e2_probe.batches),
       fmt::format("E5a amplification: {}, L in {{{}}}, {} seeds, one Adam step of lr {}", g.amp_config,
@@ -124,19 +140,20 @@ std::vector<std::string> describe_grids(const Grids& g) {
       fmt::format("Adam update size: {} seeds x {} steps of {} at lr {}", g.update_seeds, g.update_steps,
                   g.copy_config, g.slice_lr),
       fmt::format("E3 copy task: {}, placement in {{post, pre}}, Adam lr in {{{}}}, schedule.warmup_steps in "
-                  "{{{}}} (1 = none), seeds {{{}}}; Post-LN with SGD at lr {}, warmup none and long; RAdam "
-                  "without warmup at every lr (Post-LN){}{}", g.copy_config, list(g.lrs), list(warm), list(g.seeds),
-                  g.sgd_lr, g.pre_radam ? " and at " + g.slice_lr + " (Pre-LN)" : "",
-                  g.embedding_diagnostic ? "; Pre-LN without warmup at " + g.slice_lr +
-                                               " with unscaled embeddings (model.embedding_scale = \"none\")"
-                                         : ""),
+                  "{{{}}} (1 = none), every arm on one schedule after the longest warmup; fairseq's literal "
+                  "schedule without warmup{}; section 4's Pre-LN arm (x0.1 at step {}); vanilla SGD at lr {{{}}}, "
+                  "warmup none and long; RAdam without warmup at every lr (Post-LN){}; targets {{{}}}",
+                  g.copy_config, list(g.lrs), list(warm), g.literal_design ? "" : " (off)", g.section4_drop,
+                  list(g.sgd_lrs), g.pre_radam ? " and at " + g.slice_lr + " (Pre-LN)" : "", list(g.copy_targets)),
       fmt::format("E4 lr sweep: Adam lr in {{{}}} x {{post, pre}} x warmup {{none, long}}", list(g.all_lrs())),
       fmt::format("E5b DeepNorm and E5c sandwich without warmup, E6 RMSNorm Post-LN without and with the long "
-                  "warmup: lr {}", g.slice_lr)};
+                  "warmup, E7, E8: lr {}", g.slice_lr),
+      fmt::format("Seeds: {{{}}} per copy arm, {{{}}} for E3c's arms (margin {} nats)", list(g.seeds),
+                  list(g.equivalence_seeds), g.equivalence_margin)};
   if (!g.text_config.empty())
-    lines.push_back(fmt::format("E3 text corpus: {}, lr {}, Post-LN, warmup none and long", g.text_config,
-                                g.text_lr));
-  lines.push_back(fmt::format("Every training arm: seeds {{{}}}", list(g.seeds)));
+    lines.push_back(fmt::format("E3 text task: {}, placement x Adam lr in {{{}}} x warmup {{{}}} and section 4's "
+                                "Pre-LN arm, seeds {{{}}}", g.text_config, list(g.text_lrs), list(warm),
+                                list(g.text_seeds)));
   return lines;
 }
 

@@ -1,5 +1,6 @@
 #include "xiong/outcomes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -11,8 +12,10 @@
 namespace normlab::xiong {
 
 std::string Baseline::describe() const {
-  return fmt::format("Baseline: {} = {} nats; a run *learned* if its final validation loss is <= {}.", name,
-                     num(loss, 3), num(learn_below, 3));
+  return fmt::format("Baseline: {} = {} nats; a run *learned* if its final validation loss is <= {}; a run "
+                     "*diverged* if a loss is non-finite, or above 1.5 ln V = {} after step {} (it then counts as "
+                     "its loss at init).", name, num(loss, 3), num(learn_below, 3), num(diverge_above, 3),
+                     kDivergenceAfter);
 }
 
 Baseline copy_baseline(const Context& ctx) {
@@ -21,6 +24,7 @@ Baseline copy_baseline(const Context& ctx) {
   b.loss = std::log(static_cast<double>(c.data.copy_vocab - 1));
   b.name = fmt::format("chance (ln {})", c.data.copy_vocab - 1);
   b.learn_below = b.loss / 2;
+  b.diverge_above = 1.5 * std::log(static_cast<double>(c.data.copy_vocab));
   return b;
 }
 
@@ -45,7 +49,19 @@ Baseline text_baseline(const Context& ctx) {
   b.name = "unigram cross-entropy of the validation characters";
   b.loss = unigram_cross_entropy(default_corpus(), c.data.tokenizer, c.data.val_fraction);
   b.learn_below = b.loss;
+  b.diverge_above = 1.5 * std::log(static_cast<double>(make_tokenizer(c.data.tokenizer, default_corpus())->vocab_size()));
   return b;
+}
+
+double lr_sensitivity(const std::vector<double>& capped) {
+  if (capped.empty()) return NAN;
+  double best = INFINITY, sum = 0;
+  for (const double v : capped) {
+    if (!std::isfinite(v)) return NAN;
+    best = std::min(best, v);
+    sum += v;
+  }
+  return sum / static_cast<double>(capped.size()) - best;
 }
 
 std::string ArmSummary::text(int digits) const {

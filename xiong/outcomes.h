@@ -14,6 +14,8 @@ struct Baseline {
   std::string name;         // "chance (ln 63)", "unigram cross-entropy"
   double loss = NAN;        // the trivial model's loss (nats per predicted token)
   double learn_below = NAN; // a run "learned" if its final validation loss is <= this
+  double diverge_above = NAN;  // 1.5 ln V: a loss above this after step 100 is a divergence
+  static constexpr int64_t kDivergenceAfter = 100;
   std::string describe() const;  // one sentence for the report
 };
 
@@ -24,6 +26,10 @@ Baseline copy_baseline(const Context& ctx);
 Baseline text_baseline(const Context& ctx);
 // The same for any text and tokenizer (tests).
 double unigram_cross_entropy(const std::string& text, const std::string& tokenizer_kind, double val_fraction);
+
+// Wortsman et al. 2023's learning-rate sensitivity of one setting: the mean over its lr sweep of
+// capped[i] - min(capped), capped[i] = min(loss(lr_i), loss at init). NaN when any lr is missing.
+double lr_sensitivity(const std::vector<double>& capped);
 
 struct ArmSummary {
   int n = 0, learned = 0, diverged = 0;

@@ -34,23 +34,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 double norm_of(const Tensor& t) { return std::sqrt(ops::sum_squares(t)); }
 double mean_square(const Tensor& t) { return ops::sum_squares(t) / static_cast<double>(t.numel()); }
 
-// Scales tok_emb and pos_emb by one factor so that their sum entering the first block (token
-// embeddings times the model's embedding multiplier) has unit variance per coordinate (the two are
-// independent at init, so the variances add).
-void rescale_embeddings_to_unit_variance(TransformerLM& model) {
-  NoGradGuard no_grad;
-  std::vector<Var> embeddings;
-  double variance = 0.0;
-  const double multiplier = embedding_multiplier(model.config());
-  for (auto& [name, p] : model.named_parameters()) {
-    if (name != "tok_emb.weight" && name != "pos_emb.weight") continue;
-    embeddings.push_back(p);
-    variance += mean_square(p.value()) * (name == "tok_emb.weight" ? multiplier * multiplier : 1.0);
-  }
-  const double factor = 1.0 / std::sqrt(std::max(variance, 1e-30));
-  for (Var& e : embeddings) e.value().copy_(ops::scale(e.value(), factor));
-}
-
 // Lemma 2's Post-LN quantity per layer: h (rows, C) with zero mean and unit variance per row (a
 // LayerNorm output), x5 = h + FFN_l(h) with layer l's weights; returns ||x5||^2 / (rows * C).
 std::vector<double> post_ffn_sum_sq(const TransformerLM& model, int64_t rows, uint64_t seed) {
@@ -82,6 +65,31 @@ double ms_since(Clock::time_point t0) {
 }
 
 }  // namespace
+
+void rescale_embeddings_to_unit_variance(TransformerLM& model) {
+  NoGradGuard no_grad;
+  const ModelConfig& c = model.config();
+  Var tok, pos;
+  for (auto& [name, p] : model.named_parameters()) {
+    if (name == "tok_emb.weight") tok = p;
+    if (name == "pos_emb.weight") pos = p;
+  }
+  NL_CHECK(tok.defined(), "rescale_embeddings_to_unit_variance", "the model has no tok_emb.weight");
+  const double multiplier = embedding_multiplier(c);
+  const double tokens = mean_square(tok.value()) * multiplier * multiplier;
+  if (pos.defined()) {  // learned positions: one factor for both tables
+    const double factor = 1.0 / std::sqrt(std::max(tokens + mean_square(pos.value()), 1e-30));
+    tok.value().copy_(ops::scale(tok.value(), factor));
+    pos.value().copy_(ops::scale(pos.value(), factor));
+    return;
+  }
+  double fixed = 0.0;  // the mean square of what is added to the tokens without a parameter
+  if (c.position_embedding == PositionEmbedding::Sinusoidal)
+    fixed = mean_square(sinusoidal_positions(c.context_length, c.d_model, DType::F32));
+  NL_CHECK(fixed < 1.0, "rescale_embeddings_to_unit_variance",
+           "the fixed positions alone have mean square {} >= 1: the tokens cannot make it 1", fixed);
+  tok.value().copy_(ops::scale(tok.value(), std::sqrt((1.0 - fixed) / std::max(tokens, 1e-30))));
+}
 
 std::vector<std::pair<Tensor, Tensor>> probe_batches(int64_t vocab, const ProbeBatch& probe, uint64_t data_seed) {
   Generator gen(data_seed);

@@ -4,6 +4,7 @@
 //    batch-mean gradient, "the scale of the expected gradient");
 //  * the residual stream's ||x_l||^2 / d entering each layer (Lemma 2's band for Pre-LN), and
 //    Lemma 2's Post-LN quantity ||x_{l,5}||^2 / d = ||h + FFN_l(h)||^2 / d for an LN output h;
+//  * Theorem 1's two factors at the last LayerNorm: its input's norm and the gradient at its output;
 //  * Admin's amplification: how far the output moves after one Adam update, vs depth;
 //  * the step time of a model (RMSNorm vs LayerNorm).
 // Inputs are random tokens (the theory's setting); each (seed, batch) pair is reproducible.
@@ -17,17 +18,48 @@
 
 #include "experiments/run_config.h"
 #include "nn/model_config.h"
+#include "nn/transformer.h"
 
 namespace normlab::xiong {
 
 struct ProbeBatch {
   int64_t batch = 8, context = 64;
   int64_t batches = 4;  // mini-batches per model
-  // Rescale the token and position embeddings at init so that their sum has unit variance per
-  // coordinate (the theory's ||x_1||^2 = d). With tied embeddings this also scales the logits,
-  // so use it with model.tie_embeddings = false.
+  // Rescale the embeddings at init so that the stream entering the first block has unit mean
+  // square per coordinate (the theory's ||x_1||^2 = d per row): see
+  // rescale_embeddings_to_unit_variance. With tied embeddings this also scales the logits, so use
+  // it with model.tie_embeddings = false.
   bool unit_variance_input = false;
 };
+
+// The theory setting's input: token embeddings times the model's multiplier, plus positions, with
+// mean square 1 per coordinate (||x_1||^2 = d per row; tokens and positions are independent at
+// init, so their mean squares add). Learned positions: the token and position tables scaled by one
+// factor. Fixed sinusoidal table (no parameter, mean square 1/2 per row): only the tokens are
+// scaled, to mean square 1 - 1/2. Rope / none (nothing added at the input): the tokens to 1.
+void rescale_embeddings_to_unit_variance(TransformerLM& model);
+
+// The two factors Theorem 1's proof multiplies, at the last LayerNorm before the head:
+//   Pre-LN:  final_norm (its input is the residual stream after the last block);
+//   Post-LN: there is no final norm; the last block's norm2, the LayerNorm after the FFN
+//            residual (its input z = h + FFN(h), Lemma 2's x_{L,5}).
+// ||dLoss/dW2|| of the last FFN is about ||ReLU(h W1)|| ||dLoss/dy|| sqrt(d) / ||z_row||: the W2
+// gradient falls as the LN's input grows and rises with the gradient at its output.
+struct FinalNormFactors {
+  std::string site;              // "final_norm" or "blocks.<L-1>.norm2"
+  // ||x||_F / sqrt(rows) of the LN's input x (rows = B*T): the root-mean-square row norm (its
+  // square / d is Lemma 2's ||x_L||^2 / d), mean over batches.
+  double input_norm = 0.0;
+  double output_grad_norm = 0.0;  // ||dLoss/dy||_F of the LN's output y (B*T, C), mean over batches
+  double loss = 0.0;              // the loss of that forward, mean over batches (equals the model's)
+};
+
+// The model `config` initialises (and, with probe.unit_variance_input, rescales) measured on
+// probe_batches(data_seed): a second forward through the library's own blocks, norms, attention
+// and FFN bound to the model's parameters stops at the last LayerNorm's input; its output is made a
+// leaf, so that backward through head and loss leaves dLoss/dy in its grad. Post-LN and Pre-LN
+// only; needs dropout 0.
+FinalNormFactors final_norm_factors(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed);
 
 struct LayerGrads {
   std::vector<double> w1_mean_norm, w2_mean_norm;      // mean over batches of ||grad||_F

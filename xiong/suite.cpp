@@ -16,7 +16,11 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "experiments/atomic_file.h"
+#include "xiong/arms.h"
+#include "xiong/claims.h"
+#include "xiong/e3_common.h"
 #include "xiong/experiments.h"
+#include "xiong/outcomes.h"
 #include "xiong/torch_check.h"
 
 namespace fs = std::filesystem;
@@ -42,14 +46,33 @@ void copy_configs(const fs::path& from, const fs::path& to) {
       write_file_atomic((to / entry.path().filename()).string(), read_whole_file(entry.path(), "reproduce"));
 }
 
-std::string verdict_table(const std::vector<Section>& sections) {
-  std::vector<std::vector<std::string>> rows;
+// Holm's adjustment over every claim that has a p-value (direction claims), in verdict order;
+// NaN for the others.
+std::vector<double> holm_of(const std::vector<Section>& sections) {
+  std::vector<double> p;
   for (const Section& s : sections)
-    for (const Verdict& v : s.verdicts)
-      rows.push_back({v.id, v.claim, v.paper, v.quantity, interval_text(v.estimate),
+    for (const Verdict& v : s.verdicts) p.push_back(v.p_value());
+  return holm_adjust(p);
+}
+
+std::string family_wise(const Verdict& v, double holm_p) {
+  if (!std::isfinite(holm_p)) return "-";
+  return v.verdict != "inconclusive" && holm_p < 0.05 ? "holds" : "not at 5%";
+}
+
+std::string verdict_table(const std::vector<Section>& sections) {
+  const std::vector<double> holm = holm_of(sections);
+  std::vector<std::vector<std::string>> rows;
+  size_t k = 0;
+  for (const Section& s : sections)
+    for (const Verdict& v : s.verdicts) {
+      const double p = v.p_value(), h = holm[k++];
+      rows.push_back({v.id, v.task.empty() ? "init" : v.task, v.claim, v.paper, v.quantity, interval_text(v.estimate),
                       fmt::format("{}{}", v.estimate.n, v.steps > 0 ? fmt::format(" x {} steps", v.steps) : ""),
-                      "**" + v.verdict + "**"});
-  return md_table({"id", "claim", "paper", "our estimate of", "estimate [95% CI]", "n seeds", "verdict"}, rows);
+                      "**" + v.verdict + "**", num(p, 2), num(h, 2), family_wise(v, h)});
+    }
+  return md_table({"id", "task", "claim", "paper", "our estimate of", "estimate [95% CI]", "n", "verdict", "p",
+                   "Holm p", "family-wise"}, rows);
 }
 
 std::string criteria_list(const std::vector<Section>& sections) {
@@ -76,9 +99,17 @@ std::string differences(const Context& ctx, const std::vector<Section>& sections
 }
 
 nlohmann::json verdicts_json(const std::vector<Section>& sections) {
+  const std::vector<double> holm = holm_of(sections);
   nlohmann::json out = nlohmann::json::array();
+  size_t k = 0;
   for (const Section& s : sections)
-    for (const Verdict& v : s.verdicts) out.push_back(v.to_json());
+    for (const Verdict& v : s.verdicts) {
+      nlohmann::json j = v.to_json();
+      const double h = holm[k++];
+      j["p_holm"] = std::isfinite(h) ? nlohmann::json(h) : nlohmann::json(nullptr);
+      j["family_wise"] = family_wise(v, h);
+      out.push_back(j);
+    }
   return out;
 }
 
@@ -124,9 +155,7 @@ std::string find_config_dir(const std::string& given) {
 namespace {
 
 void check_options(const SuiteOptions& options) {
-  for (const std::string& id : options.only)
-    NL_CHECK(std::find(kExperiments.begin(), kExperiments.end(), id) != kExperiments.end(), "reproduce",
-             "unknown experiment '{}' in --only: choose from {}", id, fmt::join(kExperiments, ", "));
+  for (const std::string& id : options.only) experiment_of(id, kExperiments);
   NL_CHECK(options.jobs >= 1, "reproduce", "--jobs must be >= 1, got {}", options.jobs);
 }
 
@@ -134,7 +163,6 @@ void check_options(const SuiteOptions& options) {
 Context make_context(const SuiteOptions& options) {
   Context ctx;
   ctx.grids = make_grids(options.quick);
-  if (options.text) ctx.grids.text_config = "text_corpus.toml";
   ctx.out_dir = fs::absolute(options.out_dir.empty() ? (options.quick ? "runs/xiong-quick" : "runs/xiong")
                                                      : options.out_dir);
   ctx.config_dir = ctx.out_dir / "configs";
@@ -155,9 +183,27 @@ struct SuiteResults {
   double run_minutes = 0;
 };
 
+// Training claims that do not name their task and schedule (E4-E8 compare arms of the copy task's
+// primary design) get them here: every training verdict in verdicts.json has both.
+void label_training_claims(const Context& ctx, std::vector<Section>& sections) {
+  const Grids& g = ctx.grids;
+  auto words_of = [&](int64_t warmup) {
+    return schedule_words(point_config(ctx.config_path(g.copy_config), e3_arm("post", g.slice_lr, warmup)).schedule);
+  };
+  const std::string words = fmt::format("Adam, primary design; no warmup: {}; long warmup: {}", words_of(1),
+                                        words_of(g.warmup_steps("long")));
+  for (Section& s : sections)
+    for (Verdict& v : s.verdicts)
+      if (v.steps > 0 && v.task.empty()) {
+        v.task = "copy";
+        v.schedule = words;
+      }
+}
+
 // The probes (E1, E2 and their PyTorch check), then every selected training grid as one sweep per
 // task, then the sections that read those runs.
-SuiteResults run_sections(const Context& ctx, const std::function<bool(const std::string&)>& selected) {
+SuiteResults run_sections(const Context& ctx, const std::set<std::string>& only,
+                          const std::function<bool(const std::string&)>& selected) {
   const Grids& g = ctx.grids;
   SuiteResults r;
   if (selected("E1")) r.sections.push_back(run_e1(ctx));
@@ -167,17 +213,21 @@ SuiteResults run_sections(const Context& ctx, const std::function<bool(const std
   std::vector<TrainPoint> copy_points, text_points;
   auto append = [&](const std::vector<TrainPoint>& more) { copy_points.insert(copy_points.end(), more.begin(), more.end()); };
   if (selected("E3")) {
-    append(e3_points(g));
-    text_points = e3_text_points(g);
+    append(e3_points_for_claims(g, only, e3_points(g), true));
+    text_points = e3_points_for_claims(g, only, e3_text_points(g), false);
   }
   if (selected("E4")) append(e4_points(g));
   if (selected("E5")) append(e5_points(g));
   if (selected("E6")) append(e6_points(g));
   if (selected("E7")) append(e7_points(g));
   if (selected("E8")) append(e8_points(g));
-  const TrainingResults copy = run_training(ctx, g.copy_config, copy_points, "copy");
-  const TrainingResults text =
-      text_points.empty() ? TrainingResults{} : run_training(ctx, g.text_config, text_points, "text");
+  TrainingResults copy = run_training(ctx, g.copy_config, copy_points, "copy");
+  copy.apply_divergence_rule(copy_baseline(ctx).diverge_above, Baseline::kDivergenceAfter);
+  TrainingResults text;
+  if (!text_points.empty()) {
+    text = run_training(ctx, g.text_config, text_points, "text");
+    text.apply_divergence_rule(text_baseline(ctx).diverge_above, Baseline::kDivergenceAfter);
+  }
 
   if (selected("E3")) r.sections.push_back(run_e3(ctx, copy, text));
   if (selected("E4")) r.sections.push_back(run_e4(ctx, copy));
@@ -185,6 +235,7 @@ SuiteResults run_sections(const Context& ctx, const std::function<bool(const std
   if (selected("E6")) r.sections.push_back(run_e6(ctx, copy, true));
   if (selected("E7")) r.sections.push_back(run_e7(ctx, copy));
   if (selected("E8")) r.sections.push_back(run_e8(ctx, copy));
+  label_training_claims(ctx, r.sections);
   std::sort(r.sections.begin(), r.sections.end(), [](const Section& a, const Section& b) { return a.id < b.id; });
   r.n_runs = copy.size() + text.size();
   r.run_minutes = (copy.total_wall_s() + text.total_wall_s()) / 60.0;
@@ -205,7 +256,13 @@ std::string report_header(const SuiteOptions& options, const Grids& g, const Sui
                     "interval of the predicted effect excludes no effect on the predicted side, *contradicted* when it "
                     "excludes it on the other side, and *inconclusive* otherwise; a claim of equality (a flat "
                     "profile, a value of 1.5) is reproduced when the interval lies inside the stated margin, "
-                    "contradicted when it lies wholly outside.\n\n",
+                    "contradicted when it lies wholly outside. Times to a quality are Kaplan-Meier medians (runs that "
+                    "never get there are censored), compared by a bootstrap of their ratio and a log-rank test.\n\n"
+                    "**Multiplicity.** Each verdict is decided at 95% on its own. Beside it: the two-sided p-value of "
+                    "the direction claims (from the t interval, or the log-rank test), Holm's adjustment over all of "
+                    "them, and *family-wise*: *holds* when the verdict is decided and its Holm p is below 0.05, i.e. it "
+                    "survives a 5% family-wise error rate over the whole table (equivalence and bootstrap claims have "
+                    "no p-value here and are not in the family).\n\n",
                     g.quick ? " --quick" : "",
                     options.only.empty() ? "" : fmt::format(" --only {}", fmt::join(options.only, ",")), now_text(),
                     std::thread::hardware_concurrency(), options.jobs, wall_s / 60.0, r.n_runs, r.run_minutes);
@@ -213,6 +270,34 @@ std::string report_header(const SuiteOptions& options, const Grids& g, const Sui
     md += "**--quick**: small models, few seeds and steps; the grid is in the appendix. The full suite "
           "(`normlab reproduce xiong`) is the reference.\n\n";
   return md;
+}
+
+// With claim tokens in --only: only the matching verdicts are kept. Returns whether any token was a claim.
+bool keep_selected_claims(const std::set<std::string>& only, std::vector<Section>& sections) {
+  if (std::none_of(only.begin(), only.end(), is_claim_token)) return false;
+  for (Section& s : sections)
+    std::erase_if(s.verdicts, [&](const Verdict& v) { return !claim_selected(only, v.id); });
+  return true;
+}
+
+// The claims' rows rewritten in out_dir's verdicts.json and in report.md's verdict table (Holm's
+// adjustment recomputed over the merged table); a missing report gets a report of these claims.
+std::string rewrite_claim_rows(const Context& ctx, const std::vector<Section>& sections) {
+  std::vector<Verdict> fresh;
+  for (const Section& s : sections) fresh.insert(fresh.end(), s.verdicts.begin(), s.verdicts.end());
+  const fs::path json_path = ctx.out_dir / "verdicts.json", report = ctx.out_dir / "report.md";
+  nlohmann::json old = nullptr;
+  if (fs::exists(json_path)) old = nlohmann::json::parse(read_whole_file(json_path, "reproduce"), nullptr, false);
+  const std::vector<Section> merged = {Section{"", "", "", merge_verdicts(old, fresh)}};
+  const std::string table = "## Verdicts\n\n" + verdict_table(merged) + "\nCriteria:\n\n" + criteria_list(merged) + "\n";
+  std::string md = fs::exists(report) ? read_whole_file(report, "reproduce") : "";
+  const size_t start = md.find("## Verdicts\n"), end = start == std::string::npos ? start : md.find("\n## E", start);
+  if (start == std::string::npos) md = table;
+  else md.replace(start, end == std::string::npos ? std::string::npos : end + 1 - start, table);
+  write_file_atomic(json_path.string(), verdicts_json(merged).dump(1) + "\n");
+  write_file_atomic(report.string(), md);
+  ctx.log(fmt::format("rewrote {} claim row(s) in {}", fresh.size(), report.string()));
+  return report.string();
 }
 
 }  // namespace
@@ -225,8 +310,14 @@ std::string run_xiong_suite(const SuiteOptions& options) {
   set_num_threads(1);
   const Context ctx = make_context(options);
   const Grids& g = ctx.grids;
-  auto selected = [&](const std::string& id) { return options.only.empty() || options.only.count(id) > 0; };
-  const SuiteResults r = run_sections(ctx, selected);
+  auto selected = [&](const std::string& id) {
+    if (options.only.empty()) return true;
+    for (const std::string& t : options.only)
+      if (experiment_of(t, kExperiments) == id) return true;
+    return false;
+  };
+  SuiteResults r = run_sections(ctx, options.only, selected);
+  if (keep_selected_claims(options.only, r.sections)) return rewrite_claim_rows(ctx, r.sections);
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string md = report_header(options, g, r, wall);

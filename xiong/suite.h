@@ -14,7 +14,6 @@ struct SuiteOptions {
   std::string config_dir;        // "" = xiong/configs found from the working directory or the binary
   std::string normlab_binary;    // "" = this executable (the sweeps' child processes)
   bool quiet = false;
-  bool text = false;             // also the text-corpus variant of E3 (xiong/configs/text_corpus.toml)
 };
 
 // The directory holding the suite's TOML files: options.config_dir if given, else the first of

@@ -7,6 +7,7 @@
 
 #include "experiments/run_dir.h"
 #include "experiments/sweep.h"
+#include "xiong/stats.h"
 
 namespace fs = std::filesystem;
 
@@ -106,6 +107,21 @@ std::vector<double> TrainingResults::per_seed(TrainPoint point, const std::vecto
   return out;
 }
 
+void TrainingResults::apply_divergence_rule(double loss_limit, int64_t after_step) {
+  for (auto& [_, r] : runs_) {
+    if (r.status != "completed") continue;
+    int64_t first = -1;
+    for (const auto* curve : {&r.train_curve, &r.val_curve})
+      for (const auto& [step, loss] : *curve)
+        if (step > static_cast<double>(after_step) && (!std::isfinite(loss) || loss > loss_limit) &&
+            (first < 0 || static_cast<int64_t>(step) < first))
+          first = static_cast<int64_t>(step);
+    if (first < 0 && std::isfinite(r.final_val)) continue;
+    r.status = "diverged";
+    r.diverged_step = first >= 0 ? first : r.steps;
+  }
+}
+
 double TrainingResults::total_wall_s() const {
   double total = 0;
   for (const auto& [_, r] : runs_)
@@ -158,6 +174,29 @@ std::vector<std::pair<double, double>> mean_curve(const std::vector<const RunOut
                       sum / static_cast<double>(runs.size()));
   }
   return mean;
+}
+
+BandCurve mean_validation_band(const std::vector<const RunOutcome*>& runs) {
+  BandCurve out;
+  const RunOutcome* longest = nullptr;
+  for (const RunOutcome* r : runs)
+    if (!longest || r->val_curve.size() > longest->val_curve.size()) longest = r;
+  if (!longest) return out;
+  for (size_t i = 0; i < longest->val_curve.size(); ++i) {
+    const double step = longest->val_curve[i].first;
+    std::vector<double> values;
+    for (const RunOutcome* r : runs) {
+      if (i < r->val_curve.size() && r->val_curve[i].first == step && !(r->status == "diverged" && r->diverged_step >= 0 && step > static_cast<double>(r->diverged_step)))
+        values.push_back(std::isfinite(r->initial_loss) ? std::min(r->val_curve[i].second, r->initial_loss)
+                                                        : r->val_curve[i].second);
+      else if (r->status == "diverged")
+        values.push_back(r->capped_final());
+    }
+    const Interval m = mean_interval(values);
+    out.mean.emplace_back(step, m.estimate);
+    out.band.emplace_back(m.low, m.high);
+  }
+  return out;
 }
 
 }  // namespace normlab::xiong

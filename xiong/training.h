@@ -46,6 +46,11 @@ class TrainingResults {
   std::vector<double> per_seed(TrainPoint point, const std::vector<int>& seeds,
                                const std::function<double(const RunOutcome&)>& measure) const;
   size_t size() const { return runs_.size(); }
+  // The suite's one definition of divergence, applied to every run: diverged if the trainer stopped
+  // it (a non-finite loss) or if a training or validation loss after step `after_step` exceeds
+  // `loss_limit` (1.5 ln V, Baseline::diverge_above). Such a run gets status "diverged" at the first
+  // such step, so every table and verdict counts it the same way.
+  void apply_divergence_rule(double loss_limit, int64_t after_step);
   double total_wall_s() const;
 
  private:
@@ -59,5 +64,13 @@ TrainingResults run_training(const Context& ctx, const std::string& config_file,
 
 // Mean over runs of curves sampled at the same steps (the shortest curve's steps are kept).
 std::vector<std::pair<double, double>> mean_curve(const std::vector<const RunOutcome*>& runs, bool validation);
+
+// The mean validation curve over runs with its 95% t band, at the steps of the longest curve: a
+// run that diverged counts as its loss at init after it stopped (as in every table).
+struct BandCurve {
+  std::vector<std::pair<double, double>> mean;  // (step, mean loss)
+  std::vector<std::pair<double, double>> band;  // (low, high) per step
+};
+BandCurve mean_validation_band(const std::vector<const RunOutcome*>& runs);
 
 }  // namespace normlab::xiong

@@ -1,0 +1,167 @@
+// The v3 design of the Xiong suite, each item of the review as a test that the v2 design fails:
+// tokens and positions on one scale in every suite config; warmup arms that differ only in the
+// warmup phase; fixed time-to-quality targets with censoring; Wortsman's sensitivity over >= 5
+// lrs; vanilla SGD at the paper's rates; one divergence rule; seeds that can decide a margin.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "experiments/config.h"
+#include "nn/init.h"
+#include "nn/transformer.h"
+#include "optim/schedule.h"
+#include "xiong/arms.h"
+#include "xiong/e3_common.h"
+#include "xiong/experiments.h"
+#include "xiong/outcomes.h"
+
+namespace normlab::xiong {
+namespace {
+
+const std::string kDir = std::string(NORMLAB_SOURCE_DIR) + "/xiong/configs/";
+
+double mean_square(const std::vector<double>& v) {
+  double s = 0;
+  for (const double x : v) s += x * x;
+  return s / static_cast<double>(v.size());
+}
+
+// Per-element variance of the token part (the embedding times its multiplier) and of the position
+// part (the learned table or the sinusoidal one) of the model's input at initialization.
+std::pair<double, double> input_parts(ModelConfig m) {
+  if (m.vocab_size <= 0) m.vocab_size = 64;
+  TransformerLM model(m);
+  double token = NAN, position = NAN;
+  for (const auto& [name, param] : model.named_parameters()) {
+    if (name == "tok_emb.weight") token = mean_square(param.value().to_vector()) * std::pow(embedding_multiplier(m), 2);
+    if (name == "pos_emb.weight") position = mean_square(param.value().to_vector());
+  }
+  if (m.position_embedding == PositionEmbedding::Sinusoidal)
+    position = mean_square(sinusoidal_positions(m.context_length, m.d_model, DType::F64).to_vector());
+  return {token, position};
+}
+
+TEST(XiongDesign, TokensAndPositionsEnterOnOneScaleInEverySuiteConfig) {
+  for (const std::string file : {"theorem1.toml", "amplification.toml", "copy_task.toml", "copy_task_quick.toml",
+                                 "text_corpus.toml", "text_corpus_quick.toml"}) {
+    RunConfig c = load_config(kDir + file);
+    if (c.model.vocab_size <= 0 || c.data.source == "copy") c.model.vocab_size = c.data.copy_vocab;
+    const auto [token, position] = input_parts(c.model);
+    ASSERT_TRUE(std::isfinite(token) && std::isfinite(position)) << file;
+    EXPECT_LE(std::max(token, position) / std::min(token, position), 4.0) << file << ": token " << token
+                                                                           << ", position " << position;
+  }
+  // The v2 inputs (sqrt(d) tokens, a learned table at its Xavier init) fail the same check.
+  RunConfig v2 = load_config(kDir + "copy_task.toml", {"model.position_embedding=learned"});
+  v2.model.vocab_size = v2.data.copy_vocab;
+  const auto [token, position] = input_parts(v2.model);
+  EXPECT_GT(token / position, 40.0);
+}
+
+double lr_at(const RunConfig& c, int64_t step) { return learning_rate(c.schedule, c.optim.lr, step, c.train.steps); }
+
+// The primary design: after the longest warmup every arm has the same rate; before it the
+// no-warmup arm is at lr_max; the literal arm decays from the first update; section 4's arm drops
+// x0.1 at its step. The tables' cumulative lr shows the difference.
+TEST(XiongDesign, WarmupArmsDifferOnlyInTheWarmupPhase) {
+  for (const bool quick : {false, true}) {
+    const Grids g = make_grids(quick);
+    const std::string base = kDir + g.copy_config;
+    const int64_t t_long = g.warmup_steps("long");
+    for (const std::string& lr : g.lrs) {
+      std::vector<RunConfig> arms;
+      for (const WarmupLevel& w : g.warmups) arms.push_back(point_config(base, e3_arm("post", lr, w.steps)));
+      ASSERT_EQ(arms[0].schedule.decay_start, t_long);
+      for (int64_t step = 0; step < arms[0].train.steps; ++step) {
+        if (step < t_long) EXPECT_DOUBLE_EQ(lr_at(arms[0], step), arms[0].optim.lr) << step;
+        if (step >= t_long)
+          for (const RunConfig& a : arms) ASSERT_DOUBLE_EQ(lr_at(a, step), lr_at(arms[0], step)) << step;
+      }
+      EXPECT_GT(cumulative_lr(arms[0]), cumulative_lr(arms.back()));
+      const RunConfig literal = point_config(base, literal_arm("post", lr));
+      EXPECT_NEAR(lr_at(literal, 99), arms[0].optim.lr / 10, 1e-12);
+      const RunConfig s4 = point_config(base, section4_arm(lr, g.section4_drop));
+      EXPECT_DOUBLE_EQ(lr_at(s4, g.section4_drop - 1), s4.optim.lr);
+      EXPECT_NEAR(lr_at(s4, g.section4_drop), 0.1 * s4.optim.lr, 1e-3 * s4.optim.lr);
+    }
+    EXPECT_NE(schedule_words(point_config(base, e3_arm("pre", g.lrs[0], 1)).schedule),
+              schedule_words(point_config(base, literal_arm("pre", g.lrs[0])).schedule));
+  }
+}
+
+RunOutcome outcome(std::vector<std::pair<double, double>> val, int64_t steps = 2000) {
+  RunOutcome r;
+  r.status = "completed";
+  r.steps = steps;
+  r.initial_loss = 4.2;
+  r.val_curve = std::move(val);
+  r.train_curve = r.val_curve;
+  r.final_val = r.val_curve.back().second;
+  return r;
+}
+
+// A run that never reaches the target is censored at its length, not counted as a time.
+TEST(XiongDesign, TimeToTargetCensorsRunsThatNeverReachIt) {
+  const RunOutcome fast = outcome({{500, 2.0}, {1000, 0.4}, {2000, 0.05}});
+  const RunOutcome never = outcome({{500, 4.1}, {1000, 4.1}, {2000, 4.1}});
+  EXPECT_TRUE(time_to(fast, 0.5).reached);
+  EXPECT_DOUBLE_EQ(time_to(fast, 0.5).time, 1000);
+  EXPECT_FALSE(time_to(never, 0.5).reached);
+  EXPECT_DOUBLE_EQ(time_to(never, 0.5).time, 2000);
+  for (const bool quick : {false, true}) EXPECT_FALSE(make_grids(quick).copy_targets.empty());
+}
+
+TEST(XiongDesign, SensitivitySubtractsEachSettingsOwnBestOverAtLeastFiveLrs) {
+  EXPECT_DOUBLE_EQ(lr_sensitivity({1.0, 2.0, 3.0, 4.0, 5.0}), 2.0);
+  EXPECT_DOUBLE_EQ(lr_sensitivity({0.5, 0.5, 0.5, 0.5, 0.5}), 0.0);  // flat: insensitive, whatever its level
+  EXPECT_TRUE(std::isnan(lr_sensitivity({1.0, NAN, 2.0})));
+  const std::vector<std::string> lrs = make_grids(false).all_lrs();
+  ASSERT_GE(lrs.size(), 5u);
+  EXPECT_DOUBLE_EQ(std::strtod(lrs.front().c_str(), nullptr), 1e-4);
+  EXPECT_DOUBLE_EQ(std::strtod(lrs.back().c_str(), nullptr), 3e-3);
+  for (size_t i = 1; i < lrs.size(); ++i) {  // log-spaced: neighbours within a factor 1.5 .. 4
+    const double ratio = std::strtod(lrs[i].c_str(), nullptr) / std::strtod(lrs[i - 1].c_str(), nullptr);
+    EXPECT_GE(ratio, 1.5);
+    EXPECT_LE(ratio, 4.0);
+  }
+}
+
+TEST(XiongDesign, SgdIsVanillaAtThePapersRates) {
+  const Grids g = make_grids(false);
+  EXPECT_EQ(g.sgd_lrs, (std::vector<std::string>{"5e-3", "1e-3"}));
+  EXPECT_DOUBLE_EQ(load_config(kDir + g.copy_config).optim.momentum, 0.0);
+}
+
+// One rule: non-finite, or above 1.5 ln V after step 100. A loss of 31.4 nats is a divergence even
+// when the trainer completed the run; an early spike before step 100 is not.
+TEST(XiongDesign, OneDivergenceRuleForEveryTable) {
+  TrainingResults runs;
+  RunOutcome high = outcome({{50, 4.0}, {150, 31.4}, {2000, 5.0}});
+  high.point.seed = 1;
+  RunOutcome early = outcome({{50, 9.0}, {150, 3.0}, {2000, 1.0}});
+  early.point.seed = 2;
+  runs.add(high);
+  runs.add(early);
+  runs.apply_divergence_rule(1.5 * std::log(64.0), Baseline::kDivergenceAfter);
+  TrainPoint p;
+  p.seed = 1;
+  EXPECT_EQ(runs.find(p)->status, "diverged");
+  EXPECT_EQ(runs.find(p)->diverged_step, 150);
+  EXPECT_DOUBLE_EQ(runs.find(p)->capped_final(), 4.2);  // counts as its loss at init
+  p.seed = 2;
+  EXPECT_EQ(runs.find(p)->status, "completed");
+}
+
+// E3c's arms run the seeds the pilot's spread asks for to decide the margin.
+TEST(XiongDesign, SeedsToDecideAMargin) {
+  EXPECT_EQ(seeds_to_decide(0.137, 0.05), 32);  // v2's E3c spread and margin: "about 30 seeds"
+  EXPECT_EQ(seeds_to_decide(0.137, 0.1), 10);
+  EXPECT_EQ(seeds_to_decide(0.0, 0.1), 2);
+  const Grids g = make_grids(false);
+  EXPECT_GE(static_cast<int>(g.equivalence_seeds.size()), seeds_to_decide(0.137, g.equivalence_margin));
+  EXPECT_EQ(seeds_of(g, Task::Copy, e3_arm("pre", "1e-3", 1)).size(), g.equivalence_seeds.size());
+  EXPECT_EQ(seeds_of(g, Task::Copy, e3_arm("pre", "1e-3", 50)).size(), g.seeds.size());
+}
+
+}  // namespace
+}  // namespace normlab::xiong
