@@ -118,6 +118,7 @@ void plot_grad_norms_over_steps(const std::string& run_dir, const std::string& o
   chart.title = title.empty() ? fmt::format("Gradient norm per layer during training: {}", run_name(run_dir))
                               : title;
   chart.xlabel = "step";
+  chart.x_from_zero = true;
   const std::map<int, int> columns = layer_columns(table, metric, file);
   chart.ylabel = metric_label(table, columns, metric);
   chart.log_y = true;
@@ -140,6 +141,7 @@ void plot_loss_curves(const std::vector<std::string>& run_dirs, const std::strin
   chart.xlabel = "step";
   chart.ylabel = "cross-entropy loss";
   chart.log_y = log_y;
+  chart.x_from_zero = true;
   for (size_t r = 0; r < run_dirs.size(); ++r) {
     const std::string file = (fs::path(run_dirs[r]) / run_files::kMetrics).string();
     NL_CHECK(fs::exists(file), "plot", "missing {}: is '{}' a run directory?", file, run_dirs[r]);
