@@ -43,7 +43,10 @@ bool claim_matches(const std::string& token, const std::string& verdict_id) {
 bool claim_selected(const std::set<std::string>& only, const std::string& verdict_id) {
   bool any_claim = false;
   for (const std::string& t : only) {
-    if (!is_claim_token(t)) continue;
+    if (!is_claim_token(t)) {
+      if (t == head_of(verdict_id)) return true;  // a bare experiment keeps all its verdicts
+      continue;
+    }
     any_claim = true;
     if (claim_matches(t, verdict_id)) return true;
   }

@@ -20,7 +20,8 @@ namespace normlab::xiong {
 std::string experiment_of(const std::string& token, const std::vector<std::string>& known);
 bool is_claim_token(const std::string& token);  // not a bare experiment id
 bool claim_matches(const std::string& token, const std::string& verdict_id);
-// Whether any claim token of `only` matches the id (true when `only` names no claim at all).
+// Whether `only` keeps this verdict: a claim token matches it, or a bare token names its experiment
+// (true when `only` names no claim at all).
 bool claim_selected(const std::set<std::string>& only, const std::string& verdict_id);
 
 // `points` of task `copy` (true) or text kept when a claim of `only` for E3 reads them; unchanged

@@ -1,0 +1,77 @@
+// `--only` with claim ids: which verdicts a token keeps, which runs an E3 claim trains, and how a
+// claim's fresh verdict replaces its row among an earlier run's verdicts.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/error.h"
+#include "xiong/claims.h"
+#include "xiong/e3_common.h"
+#include "xiong/experiments.h"
+
+namespace normlab::xiong {
+namespace {
+
+const std::vector<std::string> kKnown = {"E1", "E2", "E3", "E4"};
+
+TEST(XiongClaims, TokensNameAnExperimentOrAClaim) {
+  EXPECT_EQ(experiment_of("E3a@1e-3", kKnown), "E3");
+  EXPECT_EQ(experiment_of("E1", kKnown), "E1");
+  EXPECT_THROW(experiment_of("E9a", kKnown), Error);
+  EXPECT_THROW(experiment_of("X3", kKnown), Error);
+  EXPECT_FALSE(is_claim_token("E3"));
+  EXPECT_TRUE(is_claim_token("E3a"));
+  EXPECT_TRUE(claim_matches("E3a", "E3a@5e-4"));
+  EXPECT_TRUE(claim_matches("E3a", "E3a.text@5e-4"));
+  EXPECT_TRUE(claim_matches("E3a@5e-4", "E3a@5e-4"));
+  EXPECT_FALSE(claim_matches("E3a@5e-4", "E3a@5e-4x"));
+  EXPECT_FALSE(claim_matches("E3a", "E3ab"));
+  EXPECT_FALSE(claim_matches("E3a", "E3b"));
+  const std::set<std::string> only = {"E1", "E3c"};
+  EXPECT_TRUE(claim_selected(only, "E1b"));    // a bare experiment keeps all of its verdicts
+  EXPECT_TRUE(claim_selected(only, "E3c@1e-3"));
+  EXPECT_FALSE(claim_selected(only, "E3a@1e-3"));
+  EXPECT_TRUE(claim_selected({"E3"}, "E3a@1e-3"));
+}
+
+// E3c reads Pre-LN without warmup and Post-LN with the long warmup, at every seed they run.
+TEST(XiongClaims, AClaimTrainsExactlyTheArmsItReads) {
+  const Grids g = make_grids(false);
+  const std::vector<TrainPoint> all = e3_points(g);
+  const std::vector<TrainPoint> some = e3_points_for_claims(g, {"E3c@1e-3"}, all, true);
+  ASSERT_EQ(some.size(), 2 * g.equivalence_seeds.size());
+  for (const TrainPoint& p : some) {
+    EXPECT_EQ(p.lr, "1e-3");
+    EXPECT_TRUE((p.placement == "pre" && p.warmup == 1) || (p.placement == "post" && p.warmup == g.warmup_steps("long")))
+        << p.name();
+  }
+  EXPECT_EQ(e3_points_for_claims(g, {"E1", "E4"}, all, true).size(), all.size());  // no E3 claim: unchanged
+  EXPECT_TRUE(e3_points_for_claims(g, {"E3c@1e-3"}, e3_text_points(g), false).empty());
+  EXPECT_FALSE(e3_points_for_claims(g, {"E3c"}, e3_text_points(g), false).empty());  // E3c.text@...
+}
+
+TEST(XiongClaims, FreshVerdictsReplaceTheirRowsInOrder) {
+  Verdict a{"E1a", "flat", "", "", {0.1, 0.0, 0.2, 8, "bootstrap"}, 0};
+  Verdict b{"E3a@1e-3", "warmup", "", "", {1.0, 0.5, 1.5, 5, "paired t"}, 1000};
+  b.decide_direction(0.0, Side::Above);
+  const nlohmann::json old = nlohmann::json::array({a.to_json(), b.to_json()});
+  Verdict fresh = b;
+  fresh.estimate = {-1.0, -1.5, -0.5, 5, "paired t"};
+  fresh.decide_direction(0.0, Side::Above);
+  Verdict added{"E3c@1e-3", "", "", "", {0.0, -0.1, 0.1, 10, "paired t"}, 1000};
+  const std::vector<Verdict> merged = merge_verdicts(old, {fresh, added});
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0].id, "E1a");
+  EXPECT_DOUBLE_EQ(merged[0].estimate.estimate, 0.1);
+  EXPECT_EQ(merged[1].id, "E3a@1e-3");
+  EXPECT_EQ(merged[1].verdict, "contradicted");
+  EXPECT_EQ(merged[2].id, "E3c@1e-3");
+  // The JSON round trip keeps what the table and Holm's adjustment need.
+  const Verdict back = Verdict::from_json(b.to_json());
+  EXPECT_EQ(back.verdict, b.verdict);
+  EXPECT_DOUBLE_EQ(back.p_value(), b.p_value());
+  EXPECT_LT(b.p_value(), 0.05);
+}
+
+}  // namespace
+}  // namespace normlab::xiong
