@@ -28,7 +28,9 @@ awk '
 /usr/bin/python3 - "$out/verdicts.json" "$report" <<'PY'
 import json, re, sys
 verdicts = json.load(open(sys.argv[1]))
-rows = [l for l in open(sys.argv[2]) if re.match(r"^\| E\d", l)]
+text = open(sys.argv[2]).read()
+table = text[text.index("## Verdicts"):text.index("\nCriteria:")]
+rows = [l for l in table.splitlines() if re.match(r"^\| E\d", l)]
 keys = {"id", "claim", "n_seeds", "steps", "estimate", "ci_low", "ci_high", "criterion", "verdict"}
 assert len(verdicts) == len(rows), f"{len(verdicts)} verdicts in json, {len(rows)} rows in the table"
 for v in verdicts:
