@@ -7,6 +7,7 @@
 #include <set>
 
 #include "experiments/config.h"
+#include "xiong/arms.h"
 #include "xiong/experiments.h"
 #include "xiong/grids.h"
 #include "xiong/outcomes.h"
@@ -235,22 +236,11 @@ TEST(XiongGrids, PointsAreUniqueAndTheirConfigsLoad) {
     std::set<std::string> names;
     for (const TrainPoint& p : points) {
       names.insert(p.name());
-      std::vector<std::string> overrides;
-      for (const auto& [key, value] : p.sweep_point().overrides) {
-        if (key == "seed") {
-          overrides.push_back("train.seed=" + value);
-          overrides.push_back("model.seed=" + value);
-        } else {
-          overrides.push_back(key + "=" + value);
-        }
-      }
-      EXPECT_NO_THROW(load_config(dir + g.copy_config, overrides)) << p.name();
+      EXPECT_NO_THROW(point_config(dir + g.copy_config, p)) << p.name();
     }
     EXPECT_GT(names.size(), 8u);
     if (!g.text_config.empty()) {
-      for (const TrainPoint& p : e3_text_points(g))
-        EXPECT_NO_THROW(load_config(dir + g.text_config, {"optim.lr=" + p.lr,
-                                                          "schedule.warmup_steps=" + std::to_string(p.warmup)}));
+      for (const TrainPoint& p : e3_text_points(g)) EXPECT_NO_THROW(point_config(dir + g.text_config, p)) << p.name();
     }
   }
 }
