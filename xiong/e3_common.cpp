@@ -72,7 +72,7 @@ std::string arm_table(const Context& ctx, Task task, const TrainingResults& runs
       return mean_ci_text(runs.per_seed(a, seeds, [f](const RunOutcome& r) { return r.val_at_fraction(f); }), 3);
     };
     int reached = 0;
-    for (const RunOutcome* r : runs.over_seeds(a, seeds)) reached += r->status == "completed" && r->first_step_at_or_below(target) > 0;
+    for (const RunOutcome* r : runs.over_seeds(a, seeds)) reached += time_to(*r, target).reached;
     std::string who = placement_label(a.placement);
     if (a.norm_type != "layernorm") who += " " + a.norm_type;
     if (!a.precision.empty()) who += " " + a.precision;
