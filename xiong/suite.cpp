@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "experiments/atomic_file.h"
+#include "experiments/directory_lock.h"
 #include "xiong/arms.h"
 #include "xiong/claims.h"
 #include "xiong/e3_common.h"
@@ -159,12 +160,15 @@ void check_options(const SuiteOptions& options) {
   NL_CHECK(options.jobs >= 1, "reproduce", "--jobs must be >= 1, got {}", options.jobs);
 }
 
+fs::path suite_out_dir(const SuiteOptions& options) {
+  return fs::absolute(options.out_dir.empty() ? (options.quick ? "runs/xiong-quick" : "runs/xiong") : options.out_dir);
+}
+
 // The suite's output folders, its configs copied beside the results, and the grids to run.
 Context make_context(const SuiteOptions& options) {
   Context ctx;
   ctx.grids = make_grids(options.quick);
-  ctx.out_dir = fs::absolute(options.out_dir.empty() ? (options.quick ? "runs/xiong-quick" : "runs/xiong")
-                                                     : options.out_dir);
+  ctx.out_dir = suite_out_dir(options);
   ctx.config_dir = ctx.out_dir / "configs";
   ctx.figures_dir = ctx.out_dir / "figures";
   ctx.jobs = options.jobs;
@@ -308,6 +312,10 @@ std::string run_xiong_suite(const SuiteOptions& options) {
   // Probes and timings run on one thread: OpenMP threads that spin while other processes (the
   // sweeps' runs, other jobs) hold the cores make small models many times slower.
   set_num_threads(1);
+  // One suite per directory: --only rewrites report.md and verdicts.json from what they hold, so a
+  // second writer could lose the first one's rows.
+  fs::create_directories(suite_out_dir(options));
+  const DirectoryLock lock(suite_out_dir(options), "reproduce");
   const Context ctx = make_context(options);
   const Grids& g = ctx.grids;
   auto selected = [&](const std::string& id) {

@@ -4,6 +4,8 @@
 // head's gradient written out by hand in double).
 #include <gtest/gtest.h>
 
+#include "xiong_test_util.h"
+
 #include <cmath>
 #include <functional>
 
@@ -101,18 +103,7 @@ TEST(E1Verdicts, E1bIsAOneSidedUpperBoundTest) {
 }
 
 ModelConfig tiny(const std::string& placement, int64_t layers, uint64_t seed) {
-  ModelConfig c;
-  c.vocab_size = 50;
-  c.d_model = 32;
-  c.n_heads = 2;
-  c.d_ff = 128;
-  c.context_length = 16;
-  c.n_layers = layers;
-  c.norm_placement = enum_value<NormPlacement>(placement, "tiny");
-  c.ffn_type = FfnType::Relu;
-  c.init = InitScheme::Xavier;
-  c.seed = seed;
-  return c;
+  return tiny_model(placement, layers, seed, 50);
 }
 
 // ||dLoss/dy|| for logits = y E^T and the mean cross-entropy, written out in double:

@@ -14,24 +14,10 @@
 #include "xiong/probes.h"
 #include "xiong/report.h"
 #include "core/error.h"
+#include "xiong_test_util.h"
 
 namespace normlab::xiong {
 namespace {
-
-ModelConfig tiny_model(const std::string& placement, int64_t layers, uint64_t seed) {
-  ModelConfig c;
-  c.vocab_size = 32;
-  c.d_model = 32;
-  c.n_heads = 2;
-  c.d_ff = 128;
-  c.context_length = 16;
-  c.n_layers = layers;
-  c.norm_placement = enum_value<NormPlacement>(placement, "tiny_model");
-  c.ffn_type = FfnType::Relu;
-  c.init = InitScheme::Xavier;
-  c.seed = seed;
-  return c;
-}
 
 TEST(XiongSlopes, LogLogSlopeRecoversAPowerLaw) {
   const std::vector<double> x = {2, 4, 8, 16, 32};
