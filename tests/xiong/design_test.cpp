@@ -111,6 +111,39 @@ TEST(XiongDesign, TimeToTargetCensorsRunsThatNeverReachIt) {
   for (const bool quick : {false, true}) EXPECT_FALSE(make_grids(quick).copy_targets.empty());
 }
 
+// E3d's verdict: the arm that reaches the target in a quarter of the steps is reproduced as faster,
+// with the ratio of Kaplan-Meier medians as its estimate; the reverse is contradicted.
+TEST(XiongDesign, TimeVerdictComparesKaplanMeierMedians) {
+  Context ctx;
+  ctx.grids = make_grids(true);
+  ctx.config_dir = kDir;
+  const Grids& g = ctx.grids;
+  const TrainPoint fast = section4_arm(g.lrs[0], g.section4_drop), slow = e3_arm("post", g.lrs[0], g.warmup_steps("long"));
+  TrainingResults runs;
+  for (const int seed : seeds_of(g, Task::Copy, fast)) {
+    RunOutcome r = outcome({{50, 2.0}, {100, 0.5}, {300, 0.1}}, 300);
+    r.point = fast;
+    r.point.seed = seed;
+    runs.add(r);
+  }
+  for (const int seed : seeds_of(g, Task::Copy, slow)) {
+    RunOutcome r = outcome({{100, 3.0}, {200, 2.0}, {300, 0.9}}, 300);
+    r.val_curve.insert(r.val_curve.begin() + 2, {250, 0.7});
+    r.val_curve.insert(r.val_curve.begin() + 1, {150, seed % 2 ? 0.9 : 2.5});
+    r.point = slow;
+    r.point.seed = seed;
+    runs.add(r);
+  }
+  std::string table;
+  const Verdict v = time_verdict(ctx, Task::Copy, runs, fast, slow, 1.0, "E3d-test", table);
+  EXPECT_EQ(v.verdict, "reproduced") << interval_text(v.estimate);
+  EXPECT_LT(v.estimate.high, 1.0);
+  EXPECT_LT(v.p_value(), 0.05);
+  EXPECT_EQ(v.task, "copy");
+  const Verdict reverse = time_verdict(ctx, Task::Copy, runs, slow, fast, 1.0, "E3d-test", table);
+  EXPECT_EQ(reverse.verdict, "contradicted") << interval_text(reverse.estimate);
+}
+
 TEST(XiongDesign, SensitivitySubtractsEachSettingsOwnBestOverAtLeastFiveLrs) {
   EXPECT_DOUBLE_EQ(lr_sensitivity({1.0, 2.0, 3.0, 4.0, 5.0}), 2.0);
   EXPECT_DOUBLE_EQ(lr_sensitivity({0.5, 0.5, 0.5, 0.5, 0.5}), 0.0);  // flat: insensitive, whatever its level
