@@ -1,11 +1,12 @@
 // normlab bench train CONFIG.toml [section.key=value ...] [--steps N] [--warmup W] [--threads T]
 //                    [--random-data] [--json] [--resolved-config FILE] [--losses-from FILE]
 //
-// Times whole training steps of the model, optimizer and batch shape a config describes:
-// W untimed warm-up steps, then N timed steps, each = forward + loss, backward, gradient-norm
-// clipping (the norm is always measured, as the trainer logs it), optimizer step, zero_grad.
-// Batches are drawn before timing (the dataset's, or uniform random ids of model.vocab_size with
-// --random-data or data.source = "random"), so the figures are the step alone.
+// Times whole training steps of the model, optimizer and batch shape a config describes
+// (experiments/step_timing.h): W untimed warm-up steps, then N timed steps, each the trainer's own
+// step (experiments/train_step.h: forward under train.precision, loss, backward with fp16 loss
+// scaling, clipping, optimizer step, zero_grad), then one step whose memory is measured. Batches
+// are drawn before timing (the trainer's training stream, or uniform random ids of
+// model.vocab_size with --random-data or data.source = "random"), so the figures are the step alone.
 //
 // Figures: median/min/max ms per step, tokens/s = B T / median, peak RSS (getrusage ru_maxrss),
 // the share of step time per op family (core/profiler.h; "other" = the rest: tape, copies,
@@ -18,34 +19,30 @@
 // the causal mask's upper triangles are counted in full because the kernels compute them
 // (the PaLM appendix's 12 L H Q T per token). Biases, norms, softmax and the loss are not counted.
 //
-// train.device = "cuda": model and batches on the GPU; each step ends in loss.item(), which waits for
-// the GPU, so step times are whole. The op-family shares then measure host-side launch time, not
+// train.device = "cuda": model and batches on the GPU; each step reads the loss and the gradient
+// norm back to the host, which waits for the GPU, so the timed steps together are whole (the
+// optimizer's kernels of one step finish inside the next). The op-family shares then measure host-side launch time, not
 // kernel time: pass --no-profile there.
 //
 // --losses-from FILE (a `normlab grads` dump: "param.<name>", "inputs", "targets"): loads the
 // parameters and the batch and trains N steps on that one batch, printing the loss before each
 // update: the first losses to compare with bench/torch_reference.py --load-grads FILE --losses N.
 #include <fmt/core.h>
-#include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "autograd/autocast.h"
 #include "autograd/ops.h"
-#include "autograd/tape.h"
 #include "core/backend.h"
 #include "core/cpu/blas_core.h"
 #include "core/profiler.h"
 #include "cli/commands.h"
 #include "experiments/exit_codes.h"
 #include "experiments/config.h"
-#include "experiments/memory_estimate.h"
 #include "experiments/safetensors.h"
+#include "experiments/step_timing.h"
 #include "nn/transformer.h"
-#include "optim/loss_scaler.h"
 
 namespace normlab::cli {
 
@@ -60,12 +57,6 @@ struct BenchOptions {
   std::string resolved_config, losses_from;
 };
 
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
-
 // N of the flop formula above.
 int64_t matmul_parameter_count(const TransformerLM& model) {
   int64_t n = 0;
@@ -75,43 +66,6 @@ int64_t matmul_parameter_count(const TransformerLM& model) {
     n += param.value().numel();
   }
   return n;
-}
-
-std::vector<Batch> draw_batches(const RunConfig& config, const Dataset* dataset, int64_t count) {
-  Generator gen(config.train.seed);
-  const int64_t b = config.train.batch_size, t = config.train.context, v = config.model.vocab_size;
-  std::vector<Batch> batches;
-  for (int64_t i = 0; i < count; ++i) {
-    if (dataset) {
-      batches.push_back(dataset->sample(false, b, t, gen));
-      continue;
-    }
-    std::vector<int32_t> ids(static_cast<size_t>(b * t)), targets(ids.size());
-    for (auto& id : ids) id = static_cast<int32_t>(gen.below(static_cast<uint64_t>(v)));
-    for (auto& id : targets) id = static_cast<int32_t>(gen.below(static_cast<uint64_t>(v)));
-    batches.push_back({Tensor::from_ints(ids, {b, t}), Tensor::from_ints(targets, {b, t})});
-  }
-  return batches;
-}
-
-// One training step; returns the loss before the update.
-double train_step(TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params,
-                  const RunConfig& config, const Batch& batch, int64_t step) {
-  model.set_dropout_seed(config.train.seed + static_cast<uint64_t>(step));
-  Var loss;
-  {
-    AutocastGuard autocast(compute_dtype(config.train.precision));  // train.precision as the trainer runs it
-    loss = model.loss(batch.inputs, batch.targets);
-  }
-  // fp16: the trainer's loss scaling (scaled backward, unscale and finite check; a fresh scale each step)
-  const LossScaler scaler({config.train.precision == Precision::Fp16, config.train.loss_scale_init,
-                           config.train.loss_scale_growth_interval});
-  backward(scaler.enabled() ? scale(loss, scaler.scale()) : loss);
-  const bool finite = scaler.unscale(params);
-  clip_grad_norm(params, config.optim.grad_clip);
-  if (finite) optimizer.step(learning_rate(config.schedule, config.optim.lr, step, config.train.steps));
-  optimizer.zero_grad();
-  return loss.item();
 }
 
 // The dump's "param.<name>" tensors must be exactly the model's, in its dtype and shapes.
@@ -124,95 +78,18 @@ void load_parameters(TransformerLM& model, const SafetensorsFile& dump) {
   for (auto& [name, param] : model.named_parameters()) param.value().copy_(dump.get("param." + name));
 }
 
-void run_losses(const BenchOptions& opt, const SafetensorsFile& dump, const RunConfig& config,
-                TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
-  load_parameters(model, dump);
+void run_losses(const BenchOptions& opt, const SafetensorsFile& dump, const RunConfig& config, Learner& learner) {
+  load_parameters(learner.model, dump);
   const Batch batch{dump.get("inputs").to(DType::I32), dump.get("targets").to(DType::I32)};
   std::vector<double> losses;
   for (int64_t step = 0; step < opt.steps; ++step) {
-    losses.push_back(train_step(model, optimizer, params, config, batch, step));
+    losses.push_back(train_step(learner, config, batch, step).loss);
     if (!opt.json) fmt::print("step {:4d}  loss {:.10f}\n", step, losses.back());
   }
   if (opt.json) {
     nlohmann::json out = {{"framework", "normlab"}, {"mode", "losses"}, {"losses", losses}};
     fmt::print("{}\n", out.dump());
   }
-}
-
-// What training must hold at its peak, against what it held (host memory, CPU runs):
-//   required = parameters + gradients + optimizer state + the activations the tape keeps for
-//   backward (measured as the allocator's growth from before the forward pass to the loss).
-// The allocator's peak over one step, and the process's peak RSS, are compared with it.
-nlohmann::ordered_json measure_memory(TransformerLM& model, Optimizer& optimizer,
-                                      const std::vector<Var>& params, const RunConfig& config,
-                                      const Batch& batch, int64_t step) {
-  double param_bytes = 0, state_bytes = 0;
-  for (const Var& p : params) param_bytes += static_cast<double>(p.value().nbytes());
-  for (const auto& [name, t] : optimizer.state()) state_bytes += static_cast<double>(t.nbytes());
-  const double before = static_cast<double>(host_memory_stats().in_use);
-  reset_host_memory_peak();
-  model.set_dropout_seed(config.train.seed + static_cast<uint64_t>(step));
-  Var loss;
-  {
-    AutocastGuard autocast(compute_dtype(config.train.precision));  // the activations of train.precision
-    loss = model.loss(batch.inputs, batch.targets);
-  }
-  const double activations = static_cast<double>(host_memory_stats().in_use) - before;
-  backward(loss);
-  clip_grad_norm(params, config.optim.grad_clip);
-  optimizer.step(learning_rate(config.schedule, config.optim.lr, step, config.train.steps));
-  optimizer.zero_grad();
-  const double peak = static_cast<double>(host_memory_stats().peak);
-  const double mib = 1.0 / (1024.0 * 1024.0);
-  const double required = 2 * param_bytes + state_bytes + activations;
-  const double estimate = estimate_training_memory(config).total();  // what train() prints beforehand
-  return {{"params_mib", param_bytes * mib},          {"grads_mib", param_bytes * mib},
-          {"optimizer_state_mib", state_bytes * mib}, {"activations_mib", activations * mib},
-          {"required_mib", required * mib},           {"allocator_peak_mib", peak * mib},
-          {"peak_rss_mib", peak_rss_mib()},            {"allocator_peak_over_required", peak / required},
-          {"rss_over_required", peak_rss_mib() / (required * mib)},
-          {"estimate_mib", estimate * mib},            {"estimate_over_allocator_peak", estimate / peak}};
-}
-
-struct StepTimes {
-  std::vector<double> sorted_ms;  // the timed steps, ascending
-  double total_ms = 0.0;
-  double median_ms = 0.0;
-  double last_loss = 0.0;
-  ProfileTotals totals;
-  nlohmann::ordered_json memory;  // measure_memory's record (CPU only)
-};
-
-// Warm-up steps, then opt.steps timed steps (profiled unless --no-profile), then one step whose
-// memory is measured, all on at most 16 batches drawn up front and moved to the model's device.
-StepTimes time_steps(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
-                     TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
-  std::vector<Batch> batches = draw_batches(config, dataset, std::min<int64_t>(opt.warmup + opt.steps, 16));
-  const Device device = config.train.device;
-  for (Batch& batch : batches) {
-    batch.inputs = batch.inputs.to(device);
-    batch.targets = batch.targets.to(device);
-  }
-  int64_t step = 0;
-  for (int64_t i = 0; i < opt.warmup; ++i, ++step)
-    train_step(model, optimizer, params, config, batches[step % batches.size()], step);
-  profiler_reset();
-  profiler_enable(!opt.no_profile);
-  StepTimes r;
-  for (int64_t i = 0; i < opt.steps; ++i, ++step) {
-    const auto start = std::chrono::steady_clock::now();
-    r.last_loss = train_step(model, optimizer, params, config, batches[step % batches.size()], step);
-    r.sorted_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  profiler_enable(false);
-  r.totals = profiler_totals();
-  if (device.kind == DeviceKind::CPU)
-    r.memory = measure_memory(model, optimizer, params, config, batches[step % batches.size()], step);
-  for (double m : r.sorted_ms) r.total_ms += m;
-  std::sort(r.sorted_ms.begin(), r.sorted_ms.end());
-  const size_t n = r.sorted_ms.size();
-  r.median_ms = n % 2 ? r.sorted_ms[n / 2] : 0.5 * (r.sorted_ms[n / 2 - 1] + r.sorted_ms[n / 2]);
-  return r;
 }
 
 // Percent of the timed step time spent in each op family; "other" is the unprofiled rest.
@@ -259,9 +136,9 @@ void print_timing(const BenchOptions& opt, const nlohmann::ordered_json& out) {
   }
 }
 
-void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset,
-                TransformerLM& model, Optimizer& optimizer, const std::vector<Var>& params) {
-  const StepTimes times = time_steps(opt, config, dataset, model, optimizer, params);
+void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset* dataset, Learner& learner) {
+  const StepTimes times = time_training_steps({opt.warmup, opt.steps, !opt.no_profile, true}, config, dataset, learner);
+  const TransformerLM& model = learner.model;
   const ModelConfig& m = config.model;
   const int64_t b = config.train.batch_size, t = config.train.context;
   const int64_t matmul_params = matmul_parameter_count(model);
@@ -298,7 +175,7 @@ void run_bench_train(const BenchOptions& opt) {
     dump = load_safetensors(opt.losses_from);
     const Tensor& embedding = dump.get("param.tok_emb.weight");
     config.model.vocab_size = embedding.size(0);
-    config.model.dtype = embedding.dtype() == DType::F64 ? "float64" : "float32";
+    config.model.dtype = embedding.dtype() == DType::F64 ? ParamDType::Float64 : ParamDType::Float32;
   } else if (!random) {
     dataset = make_dataset(config.data);
     config.model.vocab_size = dataset->vocab_size();
@@ -311,12 +188,11 @@ void run_bench_train(const BenchOptions& opt) {
   TransformerLM model(config.model);
   model.to(config.train.device);  // train.device=cuda: built on the host, then moved
   model.train();
-  const auto named = model.named_parameters();
-  std::vector<Var> params;
-  for (const auto& [name, param] : named) params.push_back(param);
-  std::unique_ptr<Optimizer> optimizer = make_optimizer(config.optim, named);
-  if (!opt.losses_from.empty()) run_losses(opt, dump, config, model, *optimizer, params);
-  else run_timing(opt, config, dataset.get(), model, *optimizer, params);
+  std::unique_ptr<Optimizer> optimizer = make_optimizer(config.optim, model.named_parameters());
+  LossScaler scaler = make_loss_scaler(config.train);
+  Learner learner{model, *optimizer, scaler};
+  if (!opt.losses_from.empty()) run_losses(opt, dump, config, learner);
+  else run_timing(opt, config, dataset.get(), learner);
 }
 
 }  // namespace

@@ -20,14 +20,14 @@ CLI::App* add_convert_command(CLI::App& app, int& exit_code) {
   auto model_type = std::make_shared<std::string>();
   cmd->add_option("src", *src, "HF directory (config.json) or run directory (config.toml)")->required();
   cmd->add_option("dst", *dst, "directory to write")->required();
-  cmd->add_option("--dtype", *dtype, "HF -> run: parameter dtype")->check(CLI::IsMember({"float32", "float64"}));
+  cmd->add_option("--dtype", *dtype, "HF -> run: parameter dtype")->check(CLI::IsMember(enum_names<ParamDType>()));
   cmd->add_option("--model-type", *model_type,
                   "run -> HF: openai-gpt, gpt2, llama, mistral, gemma or mixtral (default: from the preset or the structure)");
   cmd->callback([=, &exit_code] {
     namespace fs = std::filesystem;
     const fs::path from(*src);
     if (fs::exists(from / "config.json")) {
-      const std::string type = convert_hf_to_run(*src, *dst, *dtype);
+      const std::string type = convert_hf_to_run(*src, *dst, enum_value<ParamDType>(*dtype, "convert"));
       fmt::print("{} ({}) -> normlab run {}\n", *src, type, *dst);
     } else if (fs::exists(from / "config.toml")) {
       const std::string type = convert_run_to_hf(*src, *dst, *model_type);

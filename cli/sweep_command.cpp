@@ -24,9 +24,9 @@ void print_table(const std::vector<SweepRow>& rows) {
   fmt::print("\n{:<{}}  {:<9} {:>8} {:>10} {:>10} {:>10} {:>8}\n", "name", width, "status", "div_step",
              "train", "val", "best_val", "wall_s");
   for (const SweepRow& r : rows) {
-    const bool measured = r.status == "completed" || r.status == "diverged";
+    const bool measured = has_result(r.status);
     fmt::print("{:<{}}  {:<9} {:>8} {:>10} {:>10} {:>10} {:>8}{}\n", r.point.name, width, r.status,
-               r.status == "diverged" ? std::to_string(r.diverged_step) : "-",
+               r.status == RunStatus::Diverged ? std::to_string(r.diverged_step) : "-",
                measured ? cell(r.final_train_loss) : "-", measured ? cell(r.final_val_loss) : "-",
                measured ? cell(r.best_val_loss) : "-",
                measured ? fmt::format("{:.1f}", r.wall_seconds) : "-", r.skipped ? "  (earlier)" : "");
@@ -69,12 +69,12 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
                  options.jobs);
     const std::vector<SweepRow> rows = run_sweep(options, points);
     print_table(rows);
-    const auto count = [&](const char* status) {
+    const auto count = [&](RunStatus status) {
       return std::count_if(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.status == status; });
     };
-    fmt::print("{} completed, {} diverged, {} failed; {}/sweep.csv\n", count("completed"), count("diverged"),
-               count("failed"), options.out_dir);
-    exit_code = count("failed") > 0 ? exit_codes::kFailed : exit_codes::kDone;
+    fmt::print("{} completed, {} diverged, {} failed; {}/sweep.csv\n", count(RunStatus::Completed), count(RunStatus::Diverged),
+               count(RunStatus::Failed), options.out_dir);
+    exit_code = count(RunStatus::Failed) > 0 ? exit_codes::kFailed : exit_codes::kDone;
   });
   return cmd;
 }

@@ -34,10 +34,9 @@ int run_train(const TrainArgs& args, Communicator* comm) {
   }
   const TrainResult r = train(rc, options);
   if (comm != nullptr && !comm->is_root()) return exit_codes::kDone;  // rank 0 speaks for the job
-  if (r.status == "diverged") {
+  if (r.status == RunStatus::Diverged) {
     fmt::print("{}: diverged at step {} ({})\n", r.run_dir, r.steps_done, r.reason);
-    const bool strict = args.resume.empty() ? rc.train.fail_on_divergence : false;
-    return strict ? exit_codes::kDiverged : exit_codes::kDone;
+    return r.fail_on_divergence ? exit_codes::kDiverged : exit_codes::kDone;
   }
   fmt::print("{}: {} after {} steps, train loss {:.4f}, val loss {:.4f}, {:.0f} tokens/s, {:.1f} s\n",
              r.run_dir, r.status, r.steps_done, r.final_train_loss, r.final_val_loss, r.tokens_per_second,

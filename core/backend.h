@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/norm_kernels.h"
 #include "core/tensor.h"
 
 namespace normlab {
@@ -109,31 +110,14 @@ class Backend {
   //   unit_offset = true  (Gemma):                          y = round(x rstd (1 + w))
   // LayerNorm: y = round(xhat gamma + beta). Backward treats those roundings as the identity.
   // In float32/float64 the orders coincide (no rounding between the steps).
-  virtual void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                  double eps, Tensor& y, Tensor& mean, Tensor& rstd) = 0;
-  // dgamma/dbeta are overwritten (not accumulated); skipped when undefined.
-  virtual void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                                   const Tensor& mean, const Tensor& rstd, Tensor& dx,
-                                   Tensor& dgamma, Tensor& dbeta) = 0;
-  // y = x * rstd * (unit_offset ? 1 + w : w), rstd = 1/sqrt(mean(x^2) + eps). rstd: (rows,).
-  virtual void rms_norm_forward(const Tensor& x, const Tensor& weight, double eps,
-                                bool unit_offset, Tensor& y, Tensor& rstd) = 0;
-  virtual void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
-                                 const Tensor& rstd, bool unit_offset, Tensor& dx,
-                                 Tensor& dweight) = 0;
-  // x: (rows, C), C split into `groups` contiguous groups; mean, rstd: (rows, groups).
-  virtual void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                  int64_t groups, double eps, Tensor& y, Tensor& mean,
-                                  Tensor& rstd) = 0;
-  virtual void group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                                   const Tensor& mean, const Tensor& rstd, int64_t groups,
-                                   Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
-  // Batch statistics per channel over all rows: x (rows, C); mean, rstd: (C,).
-  virtual void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                  double eps, Tensor& y, Tensor& mean, Tensor& rstd) = 0;
-  virtual void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                                   const Tensor& mean, const Tensor& rstd, Tensor& dx,
-                                   Tensor& dgamma, Tensor& dbeta) = 0;
+  // The kernels of core/norm_kernels.h (layer_norm_forward/backward, rms_norm_*, group_norm_*,
+  // batch_norm_*), each with a default that throws "[name] not implemented on <device>":
+  //   layer_norm:  mean, rstd (rows,); dgamma/dbeta are overwritten (not accumulated), skipped
+  //                when undefined.
+  //   rms_norm:    y = x * rstd * (unit_offset ? 1 + w : w), rstd = 1/sqrt(mean(x^2) + eps), (rows,).
+  //   group_norm:  x (rows, C), C split into `groups` contiguous groups; mean, rstd (rows, groups).
+  //   batch_norm:  batch statistics per channel over all rows: x (rows, C); mean, rstd (C,).
+  NORMLAB_NORM_KERNELS(NORMLAB_DECLARE_NORM_DEFAULT)
 
   // ---- embedding ----
   // out[r, :] = weight[ids[r], :]; ids int32 (rows,), weight (V, C). Ids out of range throw.

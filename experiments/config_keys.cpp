@@ -235,7 +235,7 @@ void add_model_keys(std::vector<KeySpec>& t) {
       .key("embedding_scale", &ModelConfig::embedding_scale)
       .key("init", &ModelConfig::init)
       .key("seed", &ModelConfig::seed)
-      .key("dtype", &ModelConfig::dtype, one_of({"float32", "float64"}));
+      .key("dtype", &ModelConfig::dtype);
 }
 
 void add_optim_keys(std::vector<KeySpec>& t) {
@@ -313,7 +313,7 @@ std::vector<KeySpec> build_key_specs() {
 // A 16-bit train.precision needs float32 master weights and the CPU ("" when it fits).
 std::string precision_conflict(const RunConfig& r) {
   if (r.train.precision == Precision::Fp32) return "";
-  if (r.model.dtype != "float32")
+  if (r.model.dtype != ParamDType::Float32)
     return fmt::format("precision '{}' keeps float32 master weights: model.dtype must be \"float32\", got \"{}\"",
                        enum_name(r.train.precision), r.model.dtype);
   if (r.train.device.kind != DeviceKind::CPU)

@@ -14,6 +14,7 @@
 #include "experiments/hf_names.h"
 #include "experiments/safetensors.h"
 #include "nn/attention.h"
+#include "nn/layers.h"
 
 namespace normlab {
 
@@ -215,7 +216,7 @@ bool ignorable(const std::string& name) {
 
 }  // namespace
 
-ModelConfig hf_model_config(const std::string& path, const std::string& dtype, std::string* model_type) {
+ModelConfig hf_model_config(const std::string& path, ParamDType dtype, std::string* model_type) {
   const HfJson h = read_json(path);
   const std::string type = h.string_or("model_type", "");
   const auto& types = hf_model_types();
@@ -235,7 +236,7 @@ ModelConfig hf_model_config(const std::string& path, const std::string& dtype, s
   return c;
 }
 
-HfCheckpoint read_hf_checkpoint(const std::string& dir, const std::string& dtype) {
+HfCheckpoint read_hf_checkpoint(const std::string& dir, ParamDType dtype) {
   HfCheckpoint out;
   out.config = hf_model_config((fs::path(dir) / "config.json").string(), dtype, &out.model_type);
   const SafetensorsFile file = load_safetensors((fs::path(dir) / "model.safetensors").string());
@@ -243,7 +244,7 @@ HfCheckpoint read_hf_checkpoint(const std::string& dir, const std::string& dtype
   std::map<std::string, Shape> wanted;
   for (const auto& [name, param] : shapes.named_parameters()) wanted[name] = param.shape();
   std::set<std::string> used;
-  const DType to = dtype == "float64" ? DType::F64 : DType::F32;
+  const DType to = parameter_dtype(out.config);
   for (const HfTensorRule& rule : hf_tensor_rules(out.model_type, out.config.n_layers, out.config.n_experts)) {
     std::vector<Shape> part_shapes;
     for (const std::string& n : rule.normlab)
@@ -305,7 +306,7 @@ std::string hf_config_json(const std::string& model_type, const ModelConfig& con
   json j;
   j["architectures"] = json::array({hf_architecture(model_type)});
   j["model_type"] = model_type;
-  j["torch_dtype"] = config.dtype;
+  j["torch_dtype"] = enum_name(config.dtype);
   if (model_type == "openai-gpt" || model_type == "gpt2") copy_gpt_keys(config, model_type == "gpt2", j);
   else copy_llama_keys(config, model_type, j);
   // What the file says must be the model: read it back and compare the structure.

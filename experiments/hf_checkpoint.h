@@ -21,11 +21,11 @@ struct HfCheckpoint {
   NamedTensors weights;    // by normlab parameter name, in config.dtype
 };
 
-// config.json alone -> ModelConfig with `dtype` ("float32" | "float64"), and its model_type.
-ModelConfig hf_model_config(const std::string& config_json_path, const std::string& dtype,
+// config.json alone -> ModelConfig with `dtype`, and its model_type.
+ModelConfig hf_model_config(const std::string& config_json_path, ParamDType dtype,
                             std::string* model_type = nullptr);
 // The whole directory: config, and every tensor checked (none missing, none unexpected, shapes).
-HfCheckpoint read_hf_checkpoint(const std::string& dir, const std::string& dtype = "float32");
+HfCheckpoint read_hf_checkpoint(const std::string& dir, ParamDType dtype = ParamDType::Float32);
 // Copies the checkpoint's weights into a model built from checkpoint.config.
 void load_hf_weights(TransformerLM& model, const HfCheckpoint& checkpoint);
 

@@ -15,7 +15,7 @@ namespace normlab {
 
 namespace fs = std::filesystem;
 
-std::string convert_hf_to_run(const std::string& hf_dir, const std::string& run_dir, const std::string& dtype) {
+std::string convert_hf_to_run(const std::string& hf_dir, const std::string& run_dir, ParamDType dtype) {
   NL_CHECK(!fs::exists(fs::path(run_dir) / run_files::kConfig), "convert",
            "{} already holds a run (config.toml); choose a new directory", run_dir);
   const HfCheckpoint checkpoint = read_hf_checkpoint(hf_dir, dtype);

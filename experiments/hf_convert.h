@@ -7,10 +7,12 @@
 #pragma once
 #include <string>
 
+#include "nn/model_config.h"
+
 namespace normlab {
 
-// Returns the model_type read. dtype: "float32" | "float64".
-std::string convert_hf_to_run(const std::string& hf_dir, const std::string& run_dir, const std::string& dtype);
+// Returns the model_type read.
+std::string convert_hf_to_run(const std::string& hf_dir, const std::string& run_dir, ParamDType dtype);
 // Returns the model_type written.
 std::string convert_run_to_hf(const std::string& run_dir, const std::string& hf_dir, std::string model_type);
 

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "nn/attention.h"
 #include "nn/block.h"
+#include "nn/norm_kinds.h"
 
 namespace normlab {
 
@@ -43,8 +44,8 @@ double parameter_elements(const ModelConfig& m) {
     block = 2 * C * Q + 2 * C * KV + E * 3 * C * F + E * C;
     if (m.bias) block += Q + 2 * KV + C + E * (2 * F + C);
   }
-  const bool norm_bias = m.bias && m.norm_type != NormType::RmsNorm && m.norm_type != NormType::RmsNormUnitOffset;
-  const double per_norm = m.norm_type == NormType::None ? 0 : (norm_bias ? 2 * C : C);
+  double per_norm = 0;  // the norm's parameters (nn/norm_kinds.h)
+  for (const NormParam& p : norm_params(m)) per_norm += p.per_channel ? C : 1;
   block += norms_per_block(m.norm_placement) * per_norm;
   const double positions = m.position_embedding == PositionEmbedding::Learned ? static_cast<double>(m.context_length) * C : 0;
   double total = V * C + positions + L * block;
@@ -58,7 +59,8 @@ double parameter_elements(const ModelConfig& m) {
 //   attention: q, k, v (3 NC), their head-split copies (3 NC), scores, scaled scores and
 //   probabilities (3 B H T^2), the weighted values, their merged copy and the output (3 NC);
 //   FFN: hidden and activation (2 NF; gated: both branches and their product, 4 NF), output (NC);
-//   two residual sums (2 NC); each norm's output (NC) and statistics (2 N, GroupNorm 2 N G);
+//   two residual sums (2 NC); each norm's kept tensors and statistics (nn/norm_kinds.h: LayerNorm
+//   NC + 2 N, GroupNorm NC + 2 N G, a composed norm every op output it keeps);
 //   deepnorm's scaled inputs (2 NC); with dropout, the two sites' masks and outputs (4 NC).
 // Plus the embeddings (2 NC + T C), the final norm, the logits (N V) and their gradient (N V,
 // created by the loss's backward while everything above is still alive), and backward's working
@@ -70,8 +72,9 @@ double activation_elements(const RunConfig& c) {
   const double N = B * T, C = static_cast<double>(m.d_model), F = static_cast<double>(m.d_ff);
   const double H = static_cast<double>(m.n_heads), V = static_cast<double>(m.vocab_size);
   const bool dropout = m.dropout > 0;
-  const double stats = 2 * N * (m.norm_type == NormType::GroupNorm ? static_cast<double>(m.norm_groups) : 1);
-  const double per_norm = m.norm_type == NormType::None ? 0 : N * C + stats;
+  const NormKind& norm = norm_kind(m.norm_type);
+  const double groups = m.norm_type == NormType::GroupNorm ? static_cast<double>(m.norm_groups) : 1;
+  const double per_norm = norm.kept_tensors * N * C + norm.kept_row_statistics * N * groups;
   const double Q = static_cast<double>(m.n_heads * head_dim_of(m));
   const double KV = static_cast<double>(kv_heads_of(m) * head_dim_of(m));
   // q, k, v and their head-split copies, rotated copies of q and k (rope), weighted values and
@@ -105,7 +108,7 @@ double optimizer_slots(const OptimConfig& o) {
   return 2;
 }
 
-double element_bytes(const ModelConfig& m) { return m.dtype == "float64" ? 8 : 4; }
+double element_bytes(const ModelConfig& m) { return m.dtype == ParamDType::Float64 ? 8 : 4; }
 
 }  // namespace
 
@@ -228,6 +231,37 @@ std::string describe_memory(const MemoryEstimate& e, const RunConfig& config,
   return line + fmt::format("available {} ({})", format_bytes(available->bytes), available->source);
 }
 
+DominantKey dominant_memory_key(const RunConfig& config) {
+  struct SizeKey {
+    const char* name;
+    int64_t* (*field)(RunConfig&);
+  };
+  static const SizeKey keys[] = {
+      {"train.batch_size", [](RunConfig& c) { return &c.train.batch_size; }},
+      {"train.context", [](RunConfig& c) { return &c.train.context; }},
+      {"model.context_length", [](RunConfig& c) { return &c.model.context_length; }},
+      {"model.n_layers", [](RunConfig& c) { return &c.model.n_layers; }},
+      {"model.d_ff", [](RunConfig& c) { return &c.model.d_ff; }},
+      {"model.n_experts", [](RunConfig& c) { return &c.model.n_experts; }},
+      {"model.d_model", [](RunConfig& c) { return &c.model.d_model; }},  // last: every size scales with it
+  };
+  const double total = estimate_training_memory(config).total();
+  std::vector<DominantKey> halvings;
+  for (const SizeKey& key : keys) {
+    RunConfig halved = config;
+    int64_t* value = key.field(halved);
+    if (*value < 2) continue;
+    *value /= 2;
+    halvings.push_back({key.name, estimate_training_memory(halved).total()});
+  }
+  double least = total;
+  for (const DominantKey& h : halvings) least = std::min(least, h.halved_total);
+  // Keys that save about as much (within 1% of the estimate): the first in the list's order.
+  for (const DominantKey& h : halvings)
+    if (h.halved_total < total && h.halved_total <= least + 0.01 * total) return h;
+  return {"", total};
+}
+
 void check_training_memory(const RunConfig& config, bool quiet) {
   const MemoryEstimate e = estimate_training_memory(config);
   const bool cpu = config.train.device.kind == DeviceKind::CPU;
@@ -237,9 +271,12 @@ void check_training_memory(const RunConfig& config, bool quiet) {
   const std::string problem = fmt::format("memory estimate {} exceeds the {} available ({})",
                                           format_bytes(e.total()), format_bytes(available->bytes),
                                           available->source);
+  const DominantKey key = dominant_memory_key(config);
+  const std::string dominant = key.key.empty() ? "" : fmt::format("; {} weighs most (half of it: {})", key.key,
+                                                                   format_bytes(key.halved_total));
   if (!skip_requested())
-    fail("train", "{}: lower train.batch_size, train.context or the model's size, or set "
-         "NORMLAB_SKIP_MEMORY_CHECK=1 to try anyway", problem);
+    fail("train", "{}{}: lower it, train.batch_size, train.context or the model's size, or set "
+         "NORMLAB_SKIP_MEMORY_CHECK=1 to try anyway", problem, dominant);
   if (!quiet) fmt::print(stderr, "warning: {}; NORMLAB_SKIP_MEMORY_CHECK is set: going on\n", problem);
 }
 

@@ -47,6 +47,16 @@ std::optional<double> cgroup_memory_headroom(const std::filesystem::path& proc_c
 std::string describe_memory(const MemoryEstimate& estimate, const RunConfig& config,
                             const std::optional<AvailableMemory>& available);
 
+// The size key whose halving lowers the estimate most, and the estimate with it halved: what a
+// refusal names ("model.context_length weighs most"). Keys that save within 1% of the estimate as
+// much go in the order batch_size, context, context_length, n_layers, d_ff, n_experts, d_model
+// (d_model last: every size scales with it). key "" when no key's halving lowers it.
+struct DominantKey {
+  std::string key;
+  double halved_total = 0;
+};
+DominantKey dominant_memory_key(const RunConfig& config);
+
 // Prints the line to stderr unless quiet; throws "[train] memory estimate ... exceeds ..." when a
 // CPU run's total exceeds what is available (NORMLAB_SKIP_MEMORY_CHECK=1: a warning instead).
 void check_training_memory(const RunConfig& config, bool quiet);

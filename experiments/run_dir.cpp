@@ -1,4 +1,5 @@
 #include "experiments/run_dir.h"
+#include "experiments/run_status.h"
 
 #include <algorithm>
 #include <cmath>
@@ -111,7 +112,7 @@ bool is_completed_run(const fs::path& run_dir) {
   if (!fs::exists(summary)) return false;
   std::ifstream in(summary);
   const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-  return !(json.is_object() && json.contains("status") && json["status"] == "stopped");
+  return !(json.is_object() && json.contains("status") && json["status"] == enum_name(RunStatus::Stopped));
 }
 
 MetricsWriter::MetricsWriter(const fs::path& path, std::optional<int64_t> keep_through_step)

@@ -31,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "experiments/run_status.h"
+
 namespace normlab {
 
 struct SweepAxis {
@@ -58,7 +60,7 @@ struct SweepOptions {
 struct SweepRow {
   SweepPoint point;
   std::string run_dir;
-  std::string status;  // completed | diverged | failed (the child exited non-zero: error in log.txt)
+  RunStatus status = RunStatus::Pending;  // completed | diverged | failed (the child exited non-zero: error in log.txt) | pending
                        // | pending (in a sweep.csv written while the sweep runs, or interrupted)
   int64_t diverged_step = -1;
   double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0, wall_seconds = 0;

@@ -58,15 +58,15 @@ void write_sweep_csv(const fs::path& path, const std::vector<SweepRow>& rows) {
   std::string text;
   text += csv_line(header);
   for (const SweepRow& row : rows) {
-    const bool measured = row.status == "completed" || row.status == "diverged";
+    const bool measured = has_result(row.status);
     std::vector<std::string> cells = {row.point.name};
     for (const std::string& key : keys) {
       const auto& o = row.point.overrides;
       const auto it = std::find_if(o.begin(), o.end(), [&](const auto& kv) { return kv.first == key; });
       cells.push_back(it == o.end() ? "" : it->second);
     }
-    cells.push_back(row.status);
-    cells.push_back(row.status == "diverged" ? fmt::format("{}", row.diverged_step) : "");
+    cells.push_back(enum_name(row.status));
+    cells.push_back(row.status == RunStatus::Diverged ? fmt::format("{}", row.diverged_step) : "");
     for (const double v : {row.final_train_loss, row.final_val_loss, row.best_val_loss, row.wall_seconds})
       cells.push_back(measured ? csv_number(v) : "");
     cells.push_back(row.run_dir);
@@ -101,7 +101,10 @@ std::vector<SweepRow> read_sweep_csv(const fs::path& path) {
     for (size_t a = 0; a < axes; ++a)  // an empty cell: this point does not set that key
       if (!cells[1 + a].empty()) row.point.overrides.emplace_back(header[1 + a], cells[1 + a]);
     const size_t r = 1 + axes;
-    row.status = cells[r];
+    const std::optional<RunStatus> status = parse_enum<RunStatus>(cells[r]);
+    NL_CHECK(status.has_value(), "sweep", "{}: status '{}' is not one of {}", where, cells[r],
+             fmt::join(enum_names<RunStatus>(), ", "));
+    row.status = *status;
     row.diverged_step = cells[r + 1].empty() ? -1 : parse_step(cells[r + 1], where);
     row.final_train_loss = parse_number(cells[r + 2], where);
     row.final_val_loss = parse_number(cells[r + 3], where);

@@ -68,11 +68,11 @@ bool read_summary_into(SweepRow& row) {
   if (!in) return false;
   const nlohmann::json summary = nlohmann::json::parse(in, nullptr, false);
   if (!summary.is_object() || !summary.contains("status") || !summary["status"].is_string()) return false;
-  const std::string status = summary["status"].get<std::string>();
-  if (status != "completed" && status != "diverged") return false;
-  row.status = status;
+  const std::optional<RunStatus> status = parse_enum<RunStatus>(summary["status"].get<std::string>());
+  if (!status || !has_result(*status)) return false;
+  row.status = *status;
   const auto step = summary.find("diverged_at_step");
-  row.diverged_step = status == "diverged" && step != summary.end() && step->is_number_integer()
+  row.diverged_step = *status == RunStatus::Diverged && step != summary.end() && step->is_number_integer()
                           ? step->get<int64_t>() : -1;
   row.final_train_loss = number_or_nan(summary, "final_train_loss");
   row.final_val_loss = number_or_nan(summary, "final_val_loss");
@@ -89,10 +89,10 @@ fs::path point_log(const fs::path& out_dir, const SweepPoint& point) {
 
 void print_progress(size_t done, size_t total, const SweepRow& row, const fs::path& log) {
   std::string what;
-  if (row.status == "completed")
+  if (row.status == RunStatus::Completed)
     what = fmt::format("completed, train {} val {} ({:.1f} s)", format_loss(row.final_train_loss),
                        format_loss(row.final_val_loss), row.wall_seconds);
-  else if (row.status == "diverged")
+  else if (row.status == RunStatus::Diverged)
     what = fmt::format("diverged at step {} ({:.1f} s)", row.diverged_step, row.wall_seconds);
   else
     what = fmt::format("FAILED: {} (log: {})", row.error, log.string());
@@ -257,7 +257,7 @@ class SweepRunner {
   std::string failure_of(const Job& job, int status) const {
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
     SweepRow probe = rows_[job.index];
-    if (WIFEXITED(status) && read_summary_into(probe) && probe.status == "diverged") return "";
+    if (WIFEXITED(status) && read_summary_into(probe) && probe.status == RunStatus::Diverged) return "";
     return describe_wait_status(status);
   }
 
@@ -272,7 +272,7 @@ class SweepRunner {
       queue_.push_front({job.index, Start::overwrite});
       return;
     } else {
-      row.status = "failed";
+      row.status = RunStatus::Failed;
       const std::string tail = log_tail(log);
       row.error = failure.empty() ? "no summary.json" : failure;
       if (!tail.empty()) row.error += ": " + tail;
@@ -332,13 +332,13 @@ std::vector<SweepRow> run_sweep(const SweepOptions& options, const std::vector<S
     rows[i].point = points[i];
     rows[i].run_dir = (out_dir / points[i].name).string();
     rows[i].fingerprint = commands[i].fingerprint;
-    rows[i].status = "pending";
+    rows[i].status = RunStatus::Pending;
     const PointPlan plan = plan_point(rows[i]);
     if (!plan.note.empty()) fmt::print(stderr, "sweep: {}\n", plan.note);
     if (plan.start == Start::skip) {
       rows[i].skipped = true;
     } else if (plan.start == Start::busy) {  // its writer's lock would stop a child anyway
-      rows[i].status = "failed";
+      rows[i].status = RunStatus::Failed;
       rows[i].error = plan.note;
     } else {
       runner.queue(i, plan.start);

@@ -11,7 +11,6 @@
 
 #include "autograd/autocast.h"
 #include "autograd/ops.h"
-#include "autograd/tape.h"
 #include "core/backend.h"
 #include "core/ops.h"
 #include "experiments/atomic_file.h"
@@ -25,6 +24,7 @@
 #include "experiments/tensorboard.h"
 #include "experiments/trainer_anomaly.h"
 #include "experiments/trainer_files.h"
+#include "experiments/train_step.h"
 #include "nn/transformer.h"
 #include "optim/loss_scaler.h"
 #include "optim/schedule.h"
@@ -58,20 +58,6 @@ double validation_loss(TransformerLM& model, const Dataset& data, const RunConfi
   return total / static_cast<double>(std::max<int64_t>(c.log.eval_batches, 1));
 }
 
-// The MoE load-balancing loss of the forward just run (unscaled), read without recording anything.
-double router_aux_value(const TransformerLM& model) {
-  NoGradGuard no_grad;
-  return model.router_aux_loss().item();
-}
-
-// Rank 0 keeps the seed a single process uses, so its shard's dropout masks are the single
-// process's first rows; other ranks draw masks of their own (dropout > 0 is not equal to one
-// process, see data_parallel.h).
-uint64_t dropout_seed(const RunConfig& c, int64_t step, int rank) {
-  const uint64_t seed = c.train.seed * 7777777ull + static_cast<uint64_t>(step);
-  return rank == 0 ? seed : seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank));
-}
-
 void print_progress(bool tty, int64_t step, int64_t total, double loss, double lr, double tps,
                     double elapsed) {
   const double eta = step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total - step) : 0.0;
@@ -84,22 +70,7 @@ void print_progress(bool tty, int64_t step, int64_t total, double loss, double l
   }
 }
 
-// The step's loss, forward under the run's precision (autocast to 16 bits for bf16/fp16).
-Var forward_loss(TransformerLM& model, const Batch& batch, Precision precision) {
-  AutocastGuard autocast(compute_dtype(precision));
-  return model.training_loss(batch.inputs, batch.targets);
-}
-
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-// Why the step diverged ("" if it did not): NaN/Inf anywhere, or a loss above train.divergence_loss.
-std::string divergence_reason(double loss_value, double grad_norm, const RunConfig& c) {
-  if (!std::isfinite(loss_value)) return fmt::format("loss is {}", loss_value);
-  if (loss_value > c.train.divergence_loss)
-    return fmt::format("loss {:.4g} exceeds train.divergence_loss {:.4g}", loss_value, c.train.divergence_loss);
-  if (!std::isfinite(grad_norm)) return fmt::format("gradient norm is {}", grad_norm);
-  return "";
-}
 
 // Gradient norms and the residual-stream RMS are logged at step 0 (initialization, before any
 // update) and every log.grad_norm_every steps.
@@ -126,14 +97,6 @@ struct TrainState {
   int64_t timed_steps = 0;
 };
 
-// One step's numbers over the global batch, and why it diverged ("" if it did not).
-struct StepOutcome {
-  double loss = 0.0, router_aux = NAN, grad_norm = 0.0, lr = 0.0;
-  bool skipped = false;  // fp16: gradients overflowed, the update was skipped
-  std::string divergence;
-  std::optional<AnomalyRecord> anomaly;  // train.detect_anomaly found inf/NaN (divergence says where)
-};
-
 // Resolves the config, checks that it fits this run, builds the data, the model (initialised on
 // the host, then moved to train.device), the optimizer and the data generator.
 void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOptions& options) {
@@ -155,8 +118,7 @@ void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOpti
   s.model->to(c.train.device);
   s.optimizer = make_optimizer(c.optim, s.model->named_parameters());
   s.data_gen = Generator(c.train.seed);
-  s.scaler = LossScaler({c.train.precision == Precision::Fp16, c.train.loss_scale_init,
-                         c.train.loss_scale_growth_interval});
+  s.scaler = make_loss_scaler(c.train);
   s.moe = c.model.ffn_type == FfnType::Moe;
 }
 
@@ -177,7 +139,7 @@ void open_run(TrainState& s, const RunConfig& given, const TrainOptions& options
   s.scaler.set_state(scale_state);
   s.tty = !s.quiet && isatty(STDERR_FILENO);
   s.end_step = options.stop_after >= 0 ? std::min(s.c.train.steps, s.start_step + options.stop_after) : s.c.train.steps;
-  result.status = "completed";
+  result.status = RunStatus::Completed;
   // Never measured stays NaN (null in summary.json): a run that diverged before its first
   // evaluation has no validation loss, and 0 would read as the best one of a sweep.
   result.final_train_loss = result.final_val_loss = NAN;
@@ -186,78 +148,32 @@ void open_run(TrainState& s, const RunConfig& given, const TrainOptions& options
   if (resuming && s.files.dir) read_earlier_losses(s.files.dir->path, result);
 }
 
-// Forward and backward: the loss (and MoE router loss) over the global batch into `out`, this
-// rank's gradients into the parameters. Under train.detect_anomaly the first op whose output or
-// gradient holds inf/NaN stops them, and its record is returned.
-std::optional<AnomalyRecord> forward_backward(TrainState& s, const Batch& batch, int64_t counted, StepOutcome& out) {
-  const AnomalyModeGuard anomaly_mode(s.c.train.detect_anomaly);
-  try {
-    // Cross-entropy, plus router_aux_loss_coef times the MoE load-balancing loss when that is on
-    // (each rank's own tokens' balance: under MPI not equal to one process's, see data_parallel.h).
-    Var loss = forward_loss(*s.model, batch, s.c.train.precision);
-    out.loss = global_mean(loss.item(), counted, s.comm);
-    if (s.moe) out.router_aux = global_mean(router_aux_value(*s.model), counted, s.comm);
-    backward(s.scaler.enabled() ? scale(loss, s.scaler.scale()) : loss);  // fp16: the scaled loss
-  } catch (const AnomalyError& e) {
-    Tape::current().clear();  // a forward stopped half way leaves its nodes behind
-    return e.record;
-  }
-  return std::nullopt;
-}
-
-// Forward and backward on this rank's shard of the step's global batch, all-reduced so that every
-// rank holds the global loss and gradient; logs the gradient norms when due, clips them, and
-// updates the weights unless the step diverged.
-StepOutcome train_step(TrainState& s, int64_t step) {
+// This rank's shard of the step's global batch through the one training step (train_step.h),
+// logging the gradient norms when due; the result's numbers are the global batch's.
+StepResult run_step(TrainState& s, int64_t step) {
   const RunConfig& c = s.c;
   TransformerLM& model = *s.model;
   inject_rank_fault(s.comm.rank(), step);
-  model.set_dropout_seed(dropout_seed(c, step, s.comm.rank()));
   // Every rank draws the whole global batch (the same stream) and trains on its shard of rows.
-  Batch batch = shard_of(s.data->sample(false, c.train.batch_size, c.train.context, s.data_gen), s.comm);
-  const int64_t counted = counted_tokens(batch);
-  batch.inputs = batch.inputs.to(c.train.device);
-  batch.targets = batch.targets.to(c.train.device);
+  const Batch batch = shard_of(s.data->sample(false, c.train.batch_size, c.train.context, s.data_gen), s.comm);
   const bool log_norms = logs_grad_norms(c, step);
   model.set_record_residual_rms(log_norms);  // the probe reads one number back per layer
-  StepOutcome out;
-  out.loss = NAN;  // until the forward has measured it (null in metrics.jsonl)
-  out.lr = learning_rate(c.schedule, c.optim.lr, step, c.train.steps);
-  if ((out.anomaly = forward_backward(s, batch, counted, out))) {
-    model.set_record_residual_rms(false);
-    out.divergence = out.anomaly->message();
-    return out;
-  }
-  allreduce_gradients(model, counted, s.comm);  // from here on every rank holds the global gradient
-  std::vector<Var> plain;
-  for (const auto& p : model.named_parameters()) plain.push_back(p.second);
-  const bool finite_gradients = s.scaler.unscale(plain);
-  if (log_norms) log_grad_norms(s.files, model, step, step == s.start_step && !s.quiet, s.comm);
+  StepHooks hooks;
+  if (log_norms)
+    hooks.on_gradients = [&] { log_grad_norms(s.files, model, step, step == s.start_step && !s.quiet, s.comm); };
+  Learner learner{model, *s.optimizer, s.scaler};
+  const StepResult out = train_step(learner, c, batch, step, s.comm, hooks);
   model.set_record_residual_rms(false);
-  out.grad_norm = clip_grad_norm(plain, c.optim.grad_clip);
-  // Every rank decides alike: the loss and the gradients it looks at are the all-reduced ones.
-  out.divergence = divergence_reason(out.loss, finite_gradients ? out.grad_norm : 0.0, c);
-  if (!out.divergence.empty()) return out;
-  if (s.scaler.enabled()) {  // fp16: an overflowing step is skipped and the scale halved
-    s.scaler.update(finite_gradients);
-    out.skipped = !finite_gradients;
-    if (s.scaler.scale() < 1.0)
-      out.divergence = fmt::format("float16 gradients overflow even at loss scale {}", s.scaler.scale() * 2);
+  if (out.divergence.empty()) {
+    s.result.final_train_loss = out.loss;
+    s.result.steps_done = step + 1;
   }
-  if (!out.divergence.empty()) return out;
-  if (!out.skipped) {
-    NoGradGuard no_grad;
-    s.optimizer->step(out.lr);
-  }
-  s.optimizer->zero_grad();
-  s.result.final_train_loss = out.loss;
-  s.result.steps_done = step + 1;
   return out;
 }
 
 // Divergence is a result: record where and why, keep everything logged so far.
-void record_divergence(TrainState& s, int64_t step, const StepOutcome& out) {
-  s.result.status = "diverged";
+void record_divergence(TrainState& s, int64_t step, const StepResult& out) {
+  s.result.status = RunStatus::Diverged;
   s.result.reason = out.divergence;
   s.result.anomaly = out.anomaly;
   s.result.steps_done = step;
@@ -267,7 +183,7 @@ void record_divergence(TrainState& s, int64_t step, const StepOutcome& out) {
 
 // After an update: the throughput, the metrics row (with the validation loss every
 // log.eval_every steps and at the end), the progress line, and the checkpoint when due.
-void after_step(TrainState& s, int64_t step, const StepOutcome& out, double step_seconds) {
+void after_step(TrainState& s, int64_t step, const StepResult& out, double step_seconds) {
   const RunConfig& c = s.c;
   if (step > s.start_step) {  // the first step pays one-time allocation costs
     s.train_seconds += step_seconds;
@@ -303,11 +219,12 @@ void after_step(TrainState& s, int64_t step, const StepOutcome& out, double step
 TrainResult finish(TrainState& s) {
   TrainResult& result = s.result;
   if (s.tty) fmt::print(stderr, "\n");
-  if (result.status == "completed" && result.steps_done < s.c.train.steps) result.status = "stopped";
-  if (result.status != "diverged")
+  if (result.status == RunStatus::Completed && result.steps_done < s.c.train.steps) result.status = RunStatus::Stopped;
+  if (result.status != RunStatus::Diverged)
     checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, result.steps_done, s.comm);
   if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
   result.tokens_per_second = s.tokens_per_second;
+  result.fail_on_divergence = s.c.train.fail_on_divergence;
   result.wall_seconds = seconds_since(s.t_start);
   if (s.files.dir) write_final_summary(s.files.dir->path, result, s.c, *s.model, s.scaler);
   return result;
@@ -323,7 +240,7 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
   open_run(s, given, options);
   for (int64_t step = s.start_step; step < s.end_step; ++step) {
     const auto t_step = Clock::now();
-    const StepOutcome out = train_step(s, step);
+    const StepResult out = run_step(s, step);
     if (!out.divergence.empty()) {
       record_divergence(s, step, out);
       break;

@@ -25,6 +25,7 @@
 #include "autograd/anomaly.h"
 #include "experiments/communicator.h"
 #include "experiments/run_config.h"
+#include "experiments/run_status.h"
 
 namespace normlab {
 
@@ -38,12 +39,13 @@ struct TrainOptions {
 
 struct TrainResult {
   std::string run_dir;
-  std::string status;        // "completed" | "diverged" | "stopped"
+  RunStatus status = RunStatus::Completed;  // completed | diverged | stopped
   int64_t steps_done = 0;
   std::string reason;        // why it diverged
   std::optional<AnomalyRecord> anomaly;  // train.detect_anomaly: the first op that made inf/NaN
   double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0;  // NaN if never measured
   double tokens_per_second = 0, wall_seconds = 0;
+  bool fail_on_divergence = false;  // the run's train.fail_on_divergence (a resumed run: its own config's)
 };
 
 TrainResult train(const RunConfig& config, const TrainOptions& options = {});

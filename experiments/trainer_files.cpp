@@ -90,7 +90,7 @@ void log_grad_norms(RunFiles& files, const TransformerLM& model, int64_t step, b
 
 void write_final_summary(const fs::path& dir, const TrainResult& result, const RunConfig& c, const TransformerLM& model,
                          const LossScaler& scaler) {
-  nlohmann::json summary = {{"status", result.status},
+  nlohmann::json summary = {{"status", enum_name(result.status)},
                             {"steps_done", result.steps_done},
                             {"steps", c.train.steps},
                             {"final_train_loss", result.final_train_loss},
@@ -104,7 +104,7 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
     summary["loss_scale"] = scaler.scale();
     summary["skipped_steps"] = scaler.state().skipped_steps;
   }
-  if (result.status == "diverged") {
+  if (result.status == RunStatus::Diverged) {
     summary["diverged_at_step"] = result.steps_done;
     summary["reason"] = result.reason;
     if (result.anomaly) summary["anomaly"] = anomaly_json(*result.anomaly);

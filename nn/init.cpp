@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "autograd/tape.h"
 #include "core/ops.h"
 #include "core/random.h"
+#include "nn/norm_kinds.h"
 
 namespace normlab {
 
@@ -32,6 +34,19 @@ void zero_row(Tensor& matrix, int64_t row) {
   std::fill(values.begin() + row * cols, values.begin() + (row + 1) * cols, 0.0);
   matrix.copy_(Tensor::from_vector(values, matrix.shape(), matrix.dtype()).to(matrix.device()));
 }
+// A parameter of a norm layer (norm1, post_norm2, final_norm, ...): the initial value its row of
+// nn/norm_kinds.h gives; nullopt for every other parameter.
+std::optional<double> norm_initial_value(const std::string& name, const ModelConfig& config) {
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return std::nullopt;
+  const std::string module = name.substr(0, dot), leaf = name.substr(dot + 1);
+  const size_t last = module.rfind('.');
+  if (module.substr(last == std::string::npos ? 0 : last + 1).find("norm") == std::string::npos) return std::nullopt;
+  for (const NormParam& p : norm_kind(config.norm_type).params)
+    if (p.name == leaf) return p.initial(config.d_model);
+  return std::nullopt;
+}
+
 }  // namespace
 
 double embedding_multiplier(const ModelConfig& config) {
@@ -48,9 +63,12 @@ void initialize_parameters(Module& model, const ModelConfig& config) {
   const bool deepnorm = config.norm_placement == NormPlacement::DeepNorm;
   for (auto& [name, param] : model.named_parameters()) {
     Tensor& value = param.value();
-    if (value.dim() == 1) {  // biases 0; norm gains 1 (unit offset: stored 0)
-      const bool gain = ends_with(name, ".weight") && config.norm_type != NormType::RmsNormUnitOffset;
-      value.fill_(gain ? 1.0 : 0.0);
+    if (const std::optional<double> initial = norm_initial_value(name, config)) {
+      value.fill_(*initial);
+      continue;
+    }
+    if (value.dim() == 1) {  // the linear layers' biases
+      value.fill_(0.0);
       continue;
     }
     NL_CHECK(value.dim() == 2, "init", "parameter '{}' has unexpected shape {}", name,

@@ -6,9 +6,7 @@
 namespace normlab {
 
 DType parameter_dtype(const ModelConfig& config) {
-  if (config.dtype == "float32") return DType::F32;
-  if (config.dtype == "float64") return DType::F64;
-  fail("model", "dtype must be float32 or float64, got '{}'", config.dtype);
+  return config.dtype == ParamDType::Float64 ? DType::F64 : DType::F32;
 }
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype) {

@@ -17,7 +17,7 @@ ModelConfig tiny_model_config(NormPlacement placement) {
   c.d_ff = 16;
   c.context_length = 5;
   c.norm_placement = placement;
-  c.dtype = "float64";
+  c.dtype = ParamDType::Float64;
   c.dropout = 0.0;
   return c;
 }
@@ -32,7 +32,7 @@ TinyBatch tiny_batch(const ModelConfig& config) {
 }
 
 OpCase make_model_case(std::string name, std::string description, const ModelConfig& config) {
-  NL_CHECK(config.dtype == "float64", "model_cases", "the model must be float64, got {}", config.dtype);
+  NL_CHECK(config.dtype == ParamDType::Float64, "model_cases", "the model must be float64, got {}", config.dtype);
   const TinyBatch batch = tiny_batch(config);
   const Tensor ids_t = batch.ids, targets_t = batch.targets;
 
@@ -107,6 +107,7 @@ void register_model_cases(std::vector<OpCase>& cases) {
                                   "tiny Gemma-like LM: head_dim 6 != 8/4, (1+w) RMSNorm, GeGLU, sqrt(d) scale",
                                   tiny_rope_config("gemma")));
   register_moe_cases(cases);
+  register_norm_kind_cases(cases);
 }
 
 }  // namespace normlab

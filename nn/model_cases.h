@@ -30,8 +30,12 @@ TinyBatch tiny_batch(const ModelConfig& config);
 // sqrt(d) embedding scale, tied head).
 ModelConfig tiny_rope_config(const std::string& family);
 // Registers "model_post" and "model_pre" (layernorm, gelu, tied head), "model_llama",
-// "model_mistral" and "model_gemma", then register_moe_cases.
+// "model_mistral" and "model_gemma", then register_moe_cases and register_norm_kind_cases.
 void register_model_cases(std::vector<OpCase>& cases);
+
+// ---- nn/norm_kind_cases.cpp ----
+// "norm_<type>_composed" for every norm with parameters (its composed forward on x (2, 3, 6)).
+void register_norm_kind_cases(std::vector<OpCase>& cases);
 
 // ---- nn/moe_cases.cpp ----
 // tiny_model_config("pre") with RMSNorm and MoE FFNs: 3 experts, top 2, router_aux_loss_coef 0.1.

@@ -8,7 +8,8 @@
 
 namespace normlab {
 
-// Gemma's RmsNormUnitOffset scales by (1 + w), so its gain starts at 0.
+// Gemma's RmsNormUnitOffset scales by (1 + w), so its gain starts at 0. What each one holds and
+// computes: nn/norm_kinds.h.
 enum class NormType { LayerNorm, RmsNorm, RmsNormUnitOffset, GroupNorm, BatchNorm, None };
 // Post: Vaswani/GPT-1/Xiong Post-LN. Pre: GPT-2/LLaMA, with a final norm. None: residual only.
 // Sandwich: Peri-LN, a norm before and after each sub-layer, final norm. DeepNorm: Wang et al. 2022.
@@ -28,6 +29,8 @@ enum class PositionEmbedding { Learned, Rope, Sinusoidal, None };
 // Xiong et al. used; Gemma). With Xavier init the token embedding is then N(0, 1/d_model) as in
 // fairseq, so the residual stream starts at unit variance.
 enum class EmbeddingScale { None, SqrtD };
+// The parameters' dtype: float32 (training), float64 (gradient checks against finite differences).
+enum class ParamDType { Float32, Float64 };
 
 template <> struct EnumNames<NormType> {
   static constexpr std::array<NamedValue<NormType>, 6> values{{{NormType::LayerNorm, "layernorm"},
@@ -67,6 +70,11 @@ template <> struct EnumNames<EmbeddingScale> {
       {{EmbeddingScale::None, "none"}, {EmbeddingScale::SqrtD, "sqrt_d"}}};
 };
 
+template <> struct EnumNames<ParamDType> {
+  static constexpr std::array<NamedValue<ParamDType>, 2> values{
+      {{ParamDType::Float32, "float32"}, {ParamDType::Float64, "float64"}}};
+};
+
 struct ModelConfig {
   int64_t vocab_size = 256;
   int64_t d_model = 128;
@@ -103,7 +111,7 @@ struct ModelConfig {
   EmbeddingScale embedding_scale = EmbeddingScale::None;
   InitScheme init = InitScheme::Xavier;
   uint64_t seed = 0;              // weight initialisation
-  std::string dtype = "float32";  // parameter dtype: "float32" | "float64" (gradient checks)
+  ParamDType dtype = ParamDType::Float32;  // parameter dtype (float64: gradient checks)
 };
 
 }  // namespace normlab

@@ -59,7 +59,7 @@ ModelConfig moe_layer_config() {
   c.n_experts = 4;
   c.experts_top_k = 2;
   c.bias = false;  // Mixtral's experts and router have none
-  c.dtype = "float64";
+  c.dtype = ParamDType::Float64;
   return c;
 }
 

@@ -12,7 +12,7 @@ namespace normlab::xiong {
 
 TimeToEvent time_to(const RunOutcome& r, double target) {
   const int64_t s = r.first_step_at_or_below(target);
-  const bool before_divergence = r.status != "diverged" || r.diverged_step < 0 || s <= r.diverged_step;
+  const bool before_divergence = r.status != RunStatus::Diverged || r.diverged_step < 0 || s <= r.diverged_step;
   if (s > 0 && before_divergence) return {static_cast<double>(s), true};
   return {static_cast<double>(r.steps), false};
 }

@@ -23,7 +23,10 @@ nlohmann::json measure_timing(const Context& ctx) {
   nlohmann::json out;
   for (const std::string placement : {"pre", "post"}) {
     ln.norm_placement = rms.norm_placement = enum_value<NormPlacement>(placement, "E6");
-    const auto ms = step_ms_samples({ln, rms}, probe, g.timing_warmup, g.timing_repeats);
+    RunConfig ln_run = rc, rms_run = rc;
+    ln_run.model = ln;
+    rms_run.model = rms;
+    const auto ms = step_ms_samples({ln_run, rms_run}, probe, g.timing_warmup, g.timing_repeats);
     out["step_ms"][placement] = {{"layernorm", ms[0]}, {"rmsnorm", ms[1]}};
   }
   const int64_t rows = rc.train.batch_size * rc.train.context;
@@ -49,7 +52,7 @@ Interval time_ratio(const std::vector<double>& layernorm, const std::vector<doub
 std::string timing_part(const Context& ctx, Section& s) {
   const Grids& g = ctx.grids;
   const nlohmann::json t = cached(ctx, "e6_timing", {{"config", g.copy_config}, {"repeats", g.timing_repeats},
-                                                      {"version", 2}}, [&] { return measure_timing(ctx); });
+                                                      {"version", 3}}, [&] { return measure_timing(ctx); });
   std::vector<std::vector<std::string>> rows;
   auto row = [&](const std::string& what, const nlohmann::json& pair) -> Interval {
     const auto a = pair["layernorm"].get<std::vector<double>>(), b = pair["rmsnorm"].get<std::vector<double>>();

@@ -88,7 +88,7 @@ nlohmann::json measure_updates(const Context& ctx) {
 std::string update_sizes(const Context& ctx) {
   const Grids& g = ctx.grids;
   const nlohmann::json key = {{"config", g.copy_config}, {"lr", g.slice_lr}, {"steps", g.update_steps},
-                              {"seeds", g.update_seeds}, {"long", g.warmup_steps("long")}, {"version", 1}};
+                              {"seeds", g.update_seeds}, {"long", g.warmup_steps("long")}, {"version", 2}};
   const nlohmann::json data = cached(ctx, "e7_updates", key, [&] { return measure_updates(ctx); });
   Chart chart{.title = fmt::format("Adam's relative update of the first and last block (lr {})", g.slice_lr),
               .xlabel = "step", .ylabel = "||dW|| / ||W|| (mean over seeds)", .log_y = true};

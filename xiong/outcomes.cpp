@@ -75,7 +75,7 @@ ArmSummary summarize(const TrainingResults& runs, const TrainPoint& point, const
   ArmSummary s;
   for (const RunOutcome* r : runs.over_seeds(point, seeds)) {
     ++s.n;
-    s.diverged += r->status == "diverged";
+    s.diverged += r->status == RunStatus::Diverged;
     s.learned += r->ok() && r->final_val <= baseline.learn_below;
   }
   s.capped = runs.per_seed(point, seeds, [](const RunOutcome& r) { return r.capped_final(); });

@@ -11,7 +11,7 @@
 #include "core/random.h"
 #include "data/dataset.h"
 #include "experiments/run_dir.h"
-#include "optim/schedule.h"
+#include "experiments/train_step.h"
 #include "nn/init.h"
 #include "nn/norms.h"
 #include "nn/transformer.h"
@@ -178,36 +178,32 @@ double output_change_after_adam_step(const ModelConfig& config, const ProbeBatch
   return norm_of(ops::sub(after, before)) / std::max(norm_of(before), 1e-30);
 }
 
-std::vector<std::vector<double>> step_ms_samples(const std::vector<ModelConfig>& configs, const ProbeBatch& probe,
+std::vector<std::vector<double>> step_ms_samples(const std::vector<RunConfig>& configs, const ProbeBatch& probe,
                                                  int warmup, int repeats) {
   struct Subject {
     std::unique_ptr<TransformerLM> model;
     std::unique_ptr<Optimizer> optimizer;
+    LossScaler scaler;
     std::vector<double> times;
   };
   std::vector<Subject> subjects;
-  OptimConfig adam;
-  adam.name = OptimizerKind::Adam;
-  adam.beta2 = 0.98;
-  for (const ModelConfig& c : configs) {
+  for (const RunConfig& c : configs) {
     Subject s;
-    s.model = std::make_unique<TransformerLM>(c);
-    s.optimizer = make_optimizer(adam, s.model->named_parameters());
+    s.model = std::make_unique<TransformerLM>(c.model);
+    s.optimizer = make_optimizer(c.optim, s.model->named_parameters());
+    s.scaler = make_loss_scaler(c.train);
     subjects.push_back(std::move(s));
   }
   Generator gen(12345);
-  const int64_t vocab = configs.empty() ? 1 : configs.front().vocab_size;
-  const Tensor ids = random_tokens(vocab, probe.batch, probe.context, gen);
-  const Tensor targets = random_tokens(vocab, probe.batch, probe.context, gen);
+  const int64_t vocab = configs.empty() ? 1 : configs.front().model.vocab_size;
+  const Batch batch{random_tokens(vocab, probe.batch, probe.context, gen),
+                    random_tokens(vocab, probe.batch, probe.context, gen)};
   for (int i = 0; i < warmup + repeats; ++i) {
-    for (Subject& s : subjects) {
+    for (size_t k = 0; k < subjects.size(); ++k) {
+      Subject& s = subjects[k];
+      Learner learner{*s.model, *s.optimizer, s.scaler};
       const auto t0 = Clock::now();
-      backward(s.model->loss(ids, targets));
-      {
-        NoGradGuard no_grad;
-        s.optimizer->step(1e-4);
-      }
-      s.optimizer->zero_grad();
+      train_step(learner, configs[k], batch, i);
       if (i >= warmup) s.times.push_back(ms_since(t0));
     }
   }
@@ -239,24 +235,24 @@ std::vector<std::vector<double>> norm_ms_samples(const ModelConfig& config, cons
   return times;
 }
 
-std::vector<std::vector<double>> block_update_ratios(const RunConfig& c, int steps) {
-  std::unique_ptr<Dataset> data = make_dataset(c.data);
-  ModelConfig m = c.model;
-  m.vocab_size = data->vocab_size();
-  TransformerLM model(m);
+std::vector<std::vector<double>> block_update_ratios(const RunConfig& config, int steps) {
+  std::unique_ptr<Dataset> data = make_dataset(config.data);
+  RunConfig c = config;
+  c.model.vocab_size = data->vocab_size();
+  TransformerLM model(c.model);
   auto optimizer = make_optimizer(c.optim, model.named_parameters());
-  Generator data_gen(c.train.seed);
+  LossScaler scaler = make_loss_scaler(c.train);
+  Learner learner{model, *optimizer, scaler};
+  Generator data_gen(c.train.seed);  // the trainer's stream
   std::vector<std::vector<double>> out;
   for (int t = 0; t < steps; ++t) {
     const Batch batch = data->sample(false, c.train.batch_size, c.train.context, data_gen);
-    backward(model.loss(batch.inputs, batch.targets));
-    NoGradGuard no_grad;
     std::vector<std::pair<int, Tensor>> before;  // (block, weights before the update)
     for (const auto& [name, p] : model.named_parameters())
       if (const int block = block_index_of(name); block >= 0) before.emplace_back(block, p.value().clone());
-    optimizer->step(learning_rate(c.schedule, c.optim.lr, t, c.train.steps));
-    optimizer->zero_grad();
-    std::vector<double> moved(static_cast<size_t>(m.n_layers), 0.0), size(static_cast<size_t>(m.n_layers), 0.0);
+    train_step(learner, c, batch, t);
+    const auto n_layers = static_cast<size_t>(c.model.n_layers);
+    std::vector<double> moved(n_layers, 0.0), size(n_layers, 0.0);
     size_t i = 0;
     for (const auto& [name, p] : model.named_parameters()) {
       if (block_index_of(name) < 0) continue;

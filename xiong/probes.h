@@ -86,10 +86,11 @@ LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& prob
 double output_change_after_adam_step(const ModelConfig& config, const ProbeBatch& probe, double lr,
                                      uint64_t data_seed);
 
-// Wall milliseconds of one training step (forward, backward, Adam update) for each config, timed
-// in the same process, alternating between the configs `repeats` times after `warmup` untimed
-// steps each: [config][repeat], so that samples with the same index were taken side by side.
-std::vector<std::vector<double>> step_ms_samples(const std::vector<ModelConfig>& configs, const ProbeBatch& probe,
+// Wall milliseconds of one training step (the trainer's, experiments/train_step.h: its model,
+// optimizer, schedule, precision and clipping) for each config on one batch of random tokens,
+// timed in the same process, alternating between the configs `repeats` times after `warmup`
+// untimed steps each: [config][repeat], so that samples with the same index were taken side by side.
+std::vector<std::vector<double>> step_ms_samples(const std::vector<RunConfig>& configs, const ProbeBatch& probe,
                                                  int warmup, int repeats);
 
 // Milliseconds of one Norm forward + backward on a (rows, C) input for each norm type
@@ -98,7 +99,7 @@ std::vector<std::vector<double>> norm_ms_samples(const ModelConfig& config, cons
                                                  int64_t rows, int warmup, int repeats);
 
 // Adam's relative update of each block over the first `steps` steps of the run `config` describes
-// (its data, optimizer and schedule, as the trainer runs them): ||W_{t+1} - W_t||_F / ||W_t||_F
+// (its data, optimizer, schedule, precision and clipping: the trainer's own step): ||W_{t+1} - W_t||_F / ||W_t||_F
 // over every parameter of block l together. Returns [step][layer].
 std::vector<std::vector<double>> block_update_ratios(const RunConfig& config, int steps);
 

@@ -38,13 +38,13 @@ void read_run(RunOutcome& out) {
   if (!in) return;
   const nlohmann::json summary = nlohmann::json::parse(in, nullptr, false);
   if (!summary.is_object()) return;
-  out.status = text(summary, "status", "missing");
+  out.status = parse_enum<RunStatus>(text(summary, "status", "missing")).value_or(RunStatus::Missing);
   out.final_val = number(summary, "final_val_loss");
   out.best_val = number(summary, "best_val_loss");
   out.wall_s = number(summary, "wall_s");
   out.steps = integer(summary, "steps", 0);
   out.skipped_steps = integer(summary, "skipped_steps", 0);
-  if (out.status == "diverged") out.diverged_step = integer(summary, "diverged_at_step", -1);
+  if (out.status == RunStatus::Diverged) out.diverged_step = integer(summary, "diverged_at_step", -1);
   if (!fs::exists(dir / run_files::kMetrics)) return;
   for (const nlohmann::json& r : read_metrics(dir / run_files::kMetrics)) {
     const double step = number(r, kStepKey);
@@ -58,7 +58,7 @@ void read_run(RunOutcome& out) {
 }  // namespace
 
 double RunOutcome::capped_final() const {
-  if (status == "diverged" || !std::isfinite(final_val)) return initial_loss;
+  if (status == RunStatus::Diverged || !std::isfinite(final_val)) return initial_loss;
   return std::isfinite(initial_loss) ? std::min(final_val, initial_loss) : final_val;
 }
 
@@ -70,7 +70,7 @@ int64_t RunOutcome::first_step_at_or_below(double target) const {
 
 double RunOutcome::val_at_fraction(double fraction) const {
   const double step = fraction * static_cast<double>(steps);
-  if (status == "diverged" && diverged_step >= 0 && static_cast<double>(diverged_step) <= step) return capped_final();
+  if (status == RunStatus::Diverged && diverged_step >= 0 && static_cast<double>(diverged_step) <= step) return capped_final();
   double value = NAN;
   for (const auto& [s, loss] : val_curve)
     if (s <= step + 0.5) value = std::isfinite(initial_loss) ? std::min(loss, initial_loss) : loss;
@@ -91,7 +91,7 @@ std::vector<const RunOutcome*> TrainingResults::over_seeds(TrainPoint point, con
   std::vector<const RunOutcome*> out;
   for (const int s : seeds) {
     point.seed = s;
-    if (const RunOutcome* r = find(point); r && r->status != "missing" && r->status != "failed") out.push_back(r);
+    if (const RunOutcome* r = find(point); r && has_result(r->status)) out.push_back(r);
   }
   return out;
 }
@@ -102,14 +102,14 @@ std::vector<double> TrainingResults::per_seed(TrainPoint point, const std::vecto
   for (const int s : seeds) {
     point.seed = s;
     const RunOutcome* r = find(point);
-    out.push_back(r && r->status != "missing" && r->status != "failed" ? measure(*r) : NAN);
+    out.push_back(r && has_result(r->status) ? measure(*r) : NAN);
   }
   return out;
 }
 
 void TrainingResults::apply_divergence_rule(double loss_limit, int64_t after_step) {
   for (auto& [_, r] : runs_) {
-    if (r.status != "completed") continue;
+    if (r.status != RunStatus::Completed) continue;
     int64_t first = -1;
     for (const auto* curve : {&r.train_curve, &r.val_curve})
       for (const auto& [step, loss] : *curve)
@@ -117,7 +117,7 @@ void TrainingResults::apply_divergence_rule(double loss_limit, int64_t after_ste
             (first < 0 || static_cast<int64_t>(step) < first))
           first = static_cast<int64_t>(step);
     if (first < 0 && std::isfinite(r.final_val)) continue;
-    r.status = "diverged";
+    r.status = RunStatus::Diverged;
     r.diverged_step = first >= 0 ? first : r.steps;
   }
 }
@@ -152,8 +152,8 @@ TrainingResults run_training(const Context& ctx, const std::string& config_file,
     RunOutcome outcome;
     outcome.point = unique[i];
     outcome.run_dir = rows[i].run_dir;
-    if (rows[i].status == "failed") {
-      outcome.status = "failed";
+    if (rows[i].status == RunStatus::Failed) {
+      outcome.status = RunStatus::Failed;
     } else {
       read_run(outcome);
     }
@@ -186,10 +186,10 @@ BandCurve mean_validation_band(const std::vector<const RunOutcome*>& runs) {
     const double step = longest->val_curve[i].first;
     std::vector<double> values;
     for (const RunOutcome* r : runs) {
-      if (i < r->val_curve.size() && r->val_curve[i].first == step && !(r->status == "diverged" && r->diverged_step >= 0 && step > static_cast<double>(r->diverged_step)))
+      if (i < r->val_curve.size() && r->val_curve[i].first == step && !(r->status == RunStatus::Diverged && r->diverged_step >= 0 && step > static_cast<double>(r->diverged_step)))
         values.push_back(std::isfinite(r->initial_loss) ? std::min(r->val_curve[i].second, r->initial_loss)
                                                         : r->val_curve[i].second);
-      else if (r->status == "diverged")
+      else if (r->status == RunStatus::Diverged)
         values.push_back(r->capped_final());
     }
     const Interval m = mean_interval(values);

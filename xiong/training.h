@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "experiments/run_status.h"
 #include "xiong/grids.h"
 #include "xiong/report.h"
 
@@ -16,7 +17,7 @@ namespace normlab::xiong {
 struct RunOutcome {
   TrainPoint point;
   std::string run_dir;
-  std::string status = "missing";  // completed | diverged | failed | missing
+  RunStatus status = RunStatus::Missing;  // completed | diverged | failed | missing
   int64_t diverged_step = -1;
   int64_t skipped_steps = 0;       // fp16: updates skipped for overflowing gradients
   int64_t steps = 0;               // the run's configured length
@@ -24,7 +25,7 @@ struct RunOutcome {
   double final_val = NAN, best_val = NAN, wall_s = NAN;
   std::vector<std::pair<double, double>> train_curve, val_curve;  // (step, loss)
 
-  bool ok() const { return status == "completed" && std::isfinite(final_val); }
+  bool ok() const { return status == RunStatus::Completed && std::isfinite(final_val); }
   // Wortsman et al.'s capped loss: the final validation loss, but no worse than the loss at init;
   // a diverged run counts as the loss at init.
   double capped_final() const;

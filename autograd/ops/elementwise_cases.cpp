@@ -44,7 +44,7 @@ void register_elementwise_cases(std::vector<OpCase>& cases) {
                          [](const std::vector<Var>& v) { return div(v[0], add_scalar(square(v[1]), 1.0)); });
     cases.push_back(c);
   }
-  cases.push_back(make_case("residual", "x + branch(x): the residual connection, x used twice",
+  cases.push_back(make_case("residual_add", "x + branch(x): the residual connection, x used twice",
                             {"x", "w"}, {{3, 4}, {4}}, [](const std::vector<Var>& v) {
                               return residual_add(v[0], mul(tanh(v[0]), v[1]));
                             }));

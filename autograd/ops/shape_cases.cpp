@@ -32,6 +32,17 @@ void register_shape_cases(std::vector<OpCase>& c) {
                             return narrow_last(v[0], 1, v[0].size(-1) - 2);
                           },
                           kLinearStep, true));
+  {
+    // float64 -> float32 -> float64: the identity up to float32's rounding of x (relative 6e-8),
+    // so the finite difference over 2h is off by at most ~1.2e-7 / h: h = 1e-2, tolerance 1e-4.
+    OpCase cast_case = normal_case("cast", "float64 -> float32 -> float64 of (3, 4) (autocast's op)", {"x"},
+                                   {{3, 4}}, [](const std::vector<Var>& v) {
+                                     return cast(cast(v[0], DType::F32), DType::F64);
+                                   },
+                                   1e-2, true);
+    cast_case.options.tolerance = 1e-4;
+    c.push_back(cast_case);
+  }
 }
 
 }  // namespace normlab

@@ -41,26 +41,7 @@ class CpuBackend final : public Backend {
   void softmax(const Tensor& x, Tensor& y, bool causal) override;
   void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) override;
 
-  void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
-                          Tensor& y, Tensor& mean, Tensor& rstd) override;
-  void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                           const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
-                           Tensor& dbeta) override;
-  void rms_norm_forward(const Tensor& x, const Tensor& weight, double eps, bool unit_offset,
-                        Tensor& y, Tensor& rstd) override;
-  void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
-                         const Tensor& rstd, bool unit_offset, Tensor& dx,
-                         Tensor& dweight) override;
-  void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t groups,
-                          double eps, Tensor& y, Tensor& mean, Tensor& rstd) override;
-  void group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                           const Tensor& mean, const Tensor& rstd, int64_t groups, Tensor& dx,
-                           Tensor& dgamma, Tensor& dbeta) override;
-  void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
-                          Tensor& y, Tensor& mean, Tensor& rstd) override;
-  void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                           const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
-                           Tensor& dbeta) override;
+  NORMLAB_NORM_KERNEL_OVERRIDES
 
   void embedding_forward(const Tensor& weight, const Tensor& ids, Tensor& out) override;
   void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dweight) override;

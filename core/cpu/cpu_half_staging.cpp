@@ -107,6 +107,25 @@ void HalfStagingBackend::softmax_backward(const Tensor& y, const Tensor& dy, Ten
   s.store_outputs();
 }
 
+// layer_norm and rms_norm read and write 16-bit tensors themselves (core/cpu/cpu_norm.cpp).
+void HalfStagingBackend::layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                                            Tensor& y, Tensor& mean, Tensor& rstd) {
+  k_.layer_norm_forward(x, gamma, beta, eps, y, mean, rstd);
+}
+void HalfStagingBackend::layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                             const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
+                                             Tensor& dbeta) {
+  k_.layer_norm_backward(dy, x, gamma, mean, rstd, dx, dgamma, dbeta);
+}
+void HalfStagingBackend::rms_norm_forward(const Tensor& x, const Tensor& weight, double eps, bool unit_offset,
+                                          Tensor& y, Tensor& rstd) {
+  k_.rms_norm_forward(x, weight, eps, unit_offset, y, rstd);
+}
+void HalfStagingBackend::rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
+                                           const Tensor& rstd, bool unit_offset, Tensor& dx, Tensor& dweight) {
+  k_.rms_norm_backward(dy, x, weight, rstd, unit_offset, dx, dweight);
+}
+
 void HalfStagingBackend::group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                             int64_t groups, double eps, Tensor& y, Tensor& mean,
                                             Tensor& rstd) {

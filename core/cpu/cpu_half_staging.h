@@ -81,34 +81,7 @@ class HalfStagingBackend final : public Backend {
   void softmax(const Tensor& x, Tensor& y, bool causal) override;
   void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) override;
 
-  void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
-                          Tensor& y, Tensor& mean, Tensor& rstd) override {
-    k_.layer_norm_forward(x, gamma, beta, eps, y, mean, rstd);
-  }
-  void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                           const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
-                           Tensor& dbeta) override {
-    k_.layer_norm_backward(dy, x, gamma, mean, rstd, dx, dgamma, dbeta);
-  }
-  void rms_norm_forward(const Tensor& x, const Tensor& weight, double eps, bool unit_offset,
-                        Tensor& y, Tensor& rstd) override {
-    k_.rms_norm_forward(x, weight, eps, unit_offset, y, rstd);
-  }
-  void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& weight,
-                         const Tensor& rstd, bool unit_offset, Tensor& dx,
-                         Tensor& dweight) override {
-    k_.rms_norm_backward(dy, x, weight, rstd, unit_offset, dx, dweight);
-  }
-  void group_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t groups,
-                          double eps, Tensor& y, Tensor& mean, Tensor& rstd) override;
-  void group_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                           const Tensor& mean, const Tensor& rstd, int64_t groups, Tensor& dx,
-                           Tensor& dgamma, Tensor& dbeta) override;
-  void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
-                          Tensor& y, Tensor& mean, Tensor& rstd) override;
-  void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                           const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
-                           Tensor& dbeta) override;
+  NORMLAB_NORM_KERNEL_OVERRIDES  // layer_norm, rms_norm: their own 16-bit kernels; the others staged
 
   void embedding_forward(const Tensor& weight, const Tensor& ids, Tensor& out) override {
     k_.embedding_forward(weight, ids, out);

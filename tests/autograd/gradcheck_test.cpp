@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
 
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
@@ -49,6 +52,27 @@ TEST(OpRegistry, HasEveryRequiredCaseOnce) {
   std::vector<std::string> sorted = names;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "duplicate case name";
+}
+
+// Every op that records a node on the tape (each `record("name", ...)` in autograd/ops/*.cpp) has a
+// case of the same name. to_device alone is checked elsewhere: it needs a second device
+// (tests/autograd/cuda_ops_test.cpp runs every case through it).
+TEST(OpRegistry, EveryRecordedOpHasACase) {
+  const std::vector<std::string> names = case_names();
+  const std::regex recorded(R"re(record\("([a-z_0-9]+)")re");
+  int found = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(NORMLAB_SOURCE_DIR "/autograd/ops")) {
+    if (entry.path().extension() != ".cpp") continue;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), recorded); it != std::sregex_iterator(); ++it) {
+      const std::string op = (*it)[1];
+      ++found;
+      if (op == "to_device") continue;
+      EXPECT_EQ(std::count(names.begin(), names.end(), op), 1) << op << " (" << entry.path().filename() << ")";
+    }
+  }
+  EXPECT_GT(found, 20);  // the scan found the ops
 }
 
 TEST(Gradcheck, CatchesAWrongBackward) {

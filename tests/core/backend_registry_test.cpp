@@ -26,6 +26,20 @@ TEST(BackendRegistry, WithoutTheCudaLibraryAskingForCudaSaysSo) {
   }
 }
 
+// A norm kernel a backend has not implemented (the base's default, reached here by a qualified
+// call on the CPU backend) throws naming the kernel and the device.
+TEST(BackendRegistry, ANormKernelABackendLacksSaysWhichAndWhere) {
+  Backend& cpu = backend_for(Device::cpu());
+  Tensor x = Tensor::zeros({2, 4}), w = Tensor::ones({4}), y = Tensor::zeros({2, 4}), rstd = Tensor::zeros({2});
+  try {
+    cpu.Backend::rms_norm_forward(x, w, 1e-6, false, y, rstd);
+    FAIL() << "the default did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "[rms_norm_forward] not implemented on cpu");
+  }
+  cpu.rms_norm_forward(x, w, 1e-6, false, y, rstd);  // the CPU's own kernel
+}
+
 TEST(BackendRegistry, AnIncompleteRegistrationIsRefused) {
   EXPECT_THROW(register_cuda_backend(CudaBackendHooks{}), Error);
 }

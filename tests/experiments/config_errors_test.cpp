@@ -82,6 +82,8 @@ TEST(ConfigErrors, UnknownChoices) {
   EXPECT_EQ(file_error("[model]\nnorm_type = \"rmsnrom\"\n"),
             "x.toml:2: [model] norm_type must be one of layernorm, rmsnorm, rmsnorm_unit_offset, groupnorm, "
             "batchnorm, none; got 'rmsnrom' (did you mean 'rmsnorm'?)");
+  EXPECT_EQ(file_error("[model]\ndtype = \"float16\"\n"),
+            "x.toml:2: [model] dtype must be one of float32, float64; got 'float16' (did you mean 'float32'?)");
   EXPECT_EQ(file_error("[model]\nffn_type = \"mlp\"\n"),
             "x.toml:2: [model] ffn_type must be one of relu, gelu, swiglu, geglu, moe; got 'mlp' (did you mean "
             "'moe'?)");

@@ -3,6 +3,7 @@
 // a stated factor. And the refusal when the estimate exceeds what is available.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "autograd/tape.h"
 #include "command_util.h"
 #include "core/backend.h"
+#include "core/bytes.h"
 #include "experiments/config.h"
 #include "experiments/memory_estimate.h"
 #include "experiments/trainer.h"
@@ -66,7 +68,7 @@ TEST(MemoryEstimate, ParametersGradientsAndOptimizerStateAreExact) {
   for (const auto& overrides : shapes()) {
     const RunConfig c = s.config(overrides);
     const MemoryEstimate e = estimate_training_memory(c);
-    const double bytes = c.model.dtype == "float64" ? 8 : 4;
+    const double bytes = c.model.dtype == ParamDType::Float64 ? 8 : 4;
     const double params = static_cast<double>(TransformerLM(c.model).parameter_count()) * bytes;
     EXPECT_EQ(e.parameters, params) << fmt::format("{}", fmt::join(overrides, " "));
     EXPECT_EQ(e.gradients, params);
@@ -92,7 +94,7 @@ TEST(MemoryEstimate, SavedActivationsMatchTheAllocatorWithinFivePercent) {
       measured = static_cast<double>(host_memory_stats().in_use) - before;
       Tape::current().clear();
     }
-    const double bytes = c.model.dtype == "float64" ? 8 : 4;
+    const double bytes = c.model.dtype == ParamDType::Float64 ? 8 : 4;
     const double B = static_cast<double>(c.train.batch_size), T = static_cast<double>(c.train.context);
     const double H = static_cast<double>(c.model.n_heads), N = B * T, C = static_cast<double>(c.model.d_model);
     const double routed = c.model.ffn_type == FfnType::Moe ? static_cast<double>(c.model.experts_top_k) : 1;  // rows per token
@@ -142,11 +144,29 @@ TEST(MemoryEstimate, RunThatCannotFitIsRefusedBeforeItStarts) {
   const std::string msg = test::error_of([&] { train(c, quiet); });
   EXPECT_NE(msg.find("[train] memory estimate 4.0 PiB exceeds the"), std::string::npos) << msg;
   EXPECT_NE(msg.find("NORMLAB_SKIP_MEMORY_CHECK=1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("model.context_length weighs most (half of it: 2.0 PiB)"), std::string::npos) << msg;
   EXPECT_FALSE(std::filesystem::exists(s.dir.file("runs")));
   ::setenv("NORMLAB_SKIP_MEMORY_CHECK", "1", 1);
   const std::string skipped = test::error_of([&] { train(c, quiet); });
   ::unsetenv("NORMLAB_SKIP_MEMORY_CHECK");
   EXPECT_NE(skipped.find("out of memory allocating float32 (17592186044416, 16)"), std::string::npos) << skipped;
+}
+
+// The key a refusal names is the one whose halving lowers the estimate most: the depth of a deep
+// model, the width of a wide one.
+TEST(MemoryEstimate, TheDominantKeyIsTheOneWhoseHalvingSavesMost) {
+  TinyConfig s;
+  EXPECT_EQ(dominant_memory_key(s.config({"model.n_layers=4096"})).key, "model.n_layers");
+  const RunConfig wide = s.config({"model.d_model=4096", "model.n_heads=2"});
+  const DominantKey key = dominant_memory_key(wide);
+  EXPECT_EQ(key.key, "model.d_model");
+  EXPECT_LT(key.halved_total, estimate_training_memory(wide).total());
+}
+
+TEST(MemoryEstimate, SizesPastTheLargestUnitPrintInScientificNotation) {
+  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(format_bytes(std::ldexp(1.0, 70)), "1.0 ZiB");
+  EXPECT_EQ(format_bytes(std::ldexp(1.0, 130)), "1.15e+18 ZiB");  // model.context_length = 2^61 in fp32 Adam
 }
 
 TEST(MemoryEstimate, OneLineWithEveryPartAndWhatLimitsTheAvailableMemory) {

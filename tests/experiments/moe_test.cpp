@@ -100,7 +100,7 @@ TEST(MoeTraining, ATinyMoeModelLowersItsLossAndLogsItsRouting) {
   quiet.quiet = true;
   const TrainResult r =
       train(t.config({"train.name=moe", "train.steps=40", "model.router_aux_loss_coef=0.01", "log.eval_every=40"}), quiet);
-  ASSERT_EQ(r.status, "completed");
+  ASSERT_EQ(r.status, RunStatus::Completed);
   const std::vector<nlohmann::json> rows = read_metrics(t.run("moe") / "metrics.jsonl");
   ASSERT_EQ(rows.size(), 40u);
   // The copy task's 8 symbols: chance is log 8 = 2.08 nats. Measured: 2.42 -> 1.77.

@@ -115,7 +115,7 @@ TEST(MixedPrecision, Bf16RunTrainsAndRecordsItsPrecision) {
   TinyRun t;
   const TrainResult fp32 = train(t.config({"train.name=fp32", "train.steps=30"}), quiet_options());
   const TrainResult bf16 = train(t.config({"train.name=bf16", "train.steps=30", "train.precision=bf16"}), quiet_options());
-  EXPECT_EQ(bf16.status, "completed");
+  EXPECT_EQ(bf16.status, RunStatus::Completed);
   EXPECT_EQ(read_summary(t.run("bf16"))["precision"], "bf16");
   EXPECT_FALSE(read_summary(t.run("bf16")).contains("loss_scale"));
   const auto rows = metrics_without_timing(t.run("bf16"));
@@ -144,7 +144,7 @@ TEST(MixedPrecision, Fp16LossScaleSkipsOverflowingStepsAndRecoversTheScale) {
                                         "train.loss_scale_init=1073741824",
                                         "train.loss_scale_growth_interval=5"}),
                               quiet_options());
-  EXPECT_EQ(r.status, "completed");
+  EXPECT_EQ(r.status, RunStatus::Completed);
   const auto rows = metrics_without_timing(t.run("fp16"));
   ASSERT_FALSE(rows.empty());
   int64_t skipped = 0, grown = 0, clean_in_a_row = 0;
@@ -187,7 +187,7 @@ TEST(MixedPrecision, Fp16ResumeContinuesWithTheSavedLossScale) {
   train(with("full"), quiet_options());
   train(with("part"), quiet_options(14));
   const TrainResult resumed = train(RunConfig{}, quiet_options(-1, t.run("part").string()));
-  EXPECT_EQ(resumed.status, "completed");
+  EXPECT_EQ(resumed.status, RunStatus::Completed);
   EXPECT_EQ(metrics_without_timing(t.run("part")), metrics_without_timing(t.run("full")));
   EXPECT_EQ(read_summary(t.run("part"))["loss_scale"], read_summary(t.run("full"))["loss_scale"]);
 }

@@ -134,7 +134,7 @@ TEST(RunDirWriters, FreshRunRefusesAnUnfinishedRunAndOverwriteStartsOver) {
   TrainOptions stop_early;
   stop_early.quiet = true;
   stop_early.stop_after = 3;
-  ASSERT_EQ(train(load_config(t.config), stop_early).status, "stopped");
+  ASSERT_EQ(train(load_config(t.config), stop_early).status, RunStatus::Stopped);
   const auto before = snapshot(t.run);
 
   const auto refused = t.train(t.config + " optim.lr=5e-3");

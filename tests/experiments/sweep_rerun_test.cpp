@@ -47,7 +47,7 @@ TEST(SweepRerun, PointWithAnotherConfigRunsAgainAndSaysSo) {
   const auto points = expand_grid(parse_sweep_axes({"optim.lr=1e-2,2e-2"}));
   const std::vector<SweepRow> first = run_sweep(s.options(), points);
   for (const SweepRow& row : first) {
-    ASSERT_EQ(row.status, "completed") << row.error;
+    ASSERT_EQ(row.status, RunStatus::Completed) << row.error;
     std::vector<std::string> overrides = s.options().fixed_overrides;
     for (const std::string& o : point_override_texts(row.point)) overrides.push_back(o);
     EXPECT_EQ(row.fingerprint, config_fingerprint(load_config(s.config, overrides)));
@@ -68,7 +68,7 @@ TEST(SweepRerun, PointWithAnotherConfigRunsAgainAndSaysSo) {
   for (size_t i = 0; i < second.size(); ++i) {
     SCOPED_TRACE(second[i].point.name);
     EXPECT_FALSE(second[i].skipped);
-    EXPECT_EQ(second[i].status, "completed") << second[i].error;
+    EXPECT_EQ(second[i].status, RunStatus::Completed) << second[i].error;
     EXPECT_NE(second[i].fingerprint, first[i].fingerprint);
     EXPECT_EQ(summary_steps(second[i].run_dir), 4);
     EXPECT_EQ(read_metrics(fs::path(second[i].run_dir) / run_files::kMetrics).back()["step"], 3);  // no old records
@@ -84,14 +84,14 @@ TEST(SweepRerun, InterruptedPointIsResumedOrStartedOver) {
   options.fixed_overrides.push_back("train.checkpoint_every=2");
   const auto points = expand_grid(parse_sweep_axes({"optim.lr=1e-2"}));
   const SweepRow done = run_sweep(options, points)[0];
-  ASSERT_EQ(done.status, "completed") << done.error;
+  ASSERT_EQ(done.status, RunStatus::Completed) << done.error;
   const fs::path run = done.run_dir;
   std::string said;
 
   fs::remove(run / run_files::kSummary);  // interrupted after its last checkpoint
   SweepRow again = sweep_saying(options, points, said)[0];
   EXPECT_NE(said.find("point 'lr=1e-2' was interrupted: resuming it from its checkpoint"), std::string::npos) << said;
-  EXPECT_EQ(again.status, "completed") << again.error;
+  EXPECT_EQ(again.status, RunStatus::Completed) << again.error;
   EXPECT_EQ(again.final_val_loss, done.final_val_loss);
 
   // A checkpoint that cannot be loaded: resuming fails, and the sweep starts the point over.
@@ -101,7 +101,7 @@ TEST(SweepRerun, InterruptedPointIsResumedOrStartedOver) {
   again = sweep_saying(options, points, said)[0];
   EXPECT_NE(said.find("resuming point 'lr=1e-2' failed"), std::string::npos) << said;
   EXPECT_NE(said.find("starting it over"), std::string::npos) << said;
-  EXPECT_EQ(again.status, "completed") << again.error;
+  EXPECT_EQ(again.status, RunStatus::Completed) << again.error;
   EXPECT_EQ(again.final_val_loss, done.final_val_loss);  // same config, same seed: same result
 
   // No checkpoint at all: started over.
@@ -110,7 +110,7 @@ TEST(SweepRerun, InterruptedPointIsResumedOrStartedOver) {
   again = sweep_saying(options, points, said)[0];
   EXPECT_NE(said.find("point 'lr=1e-2' was interrupted before its first checkpoint: starting it over"),
             std::string::npos) << said;
-  EXPECT_EQ(again.status, "completed") << again.error;
+  EXPECT_EQ(again.status, RunStatus::Completed) << again.error;
   EXPECT_EQ(again.final_val_loss, done.final_val_loss);
 }
 
@@ -123,7 +123,7 @@ TEST(SweepRerun, PointThatAnotherProcessWritesIsReportedAndLeftAlone) {
   const DirectoryLock other_writer(first[0].run_dir, "test");
   std::string said;
   const std::vector<SweepRow> rows = sweep_saying(s.options(), points, said);
-  EXPECT_EQ(rows[0].status, "failed");
+  EXPECT_EQ(rows[0].status, RunStatus::Failed);
   EXPECT_NE(rows[0].error.find("'" + first[0].run_dir + "' is in use: another normlab process (pid " +
                                std::to_string(::getpid()) + ")"), std::string::npos) << rows[0].error;
   EXPECT_TRUE(rows[1].skipped);
@@ -148,7 +148,7 @@ TEST(SweepRerun, DamagedSummaryFieldsAreNotJsonTypeErrors) {
       << R"({"status": "diverged", "diverged_at_step": "seven", "wall_s": "slow"})";
   const SweepRow again = run_sweep(s.options(), points)[0];
   EXPECT_TRUE(again.skipped);
-  EXPECT_EQ(again.status, "diverged");
+  EXPECT_EQ(again.status, RunStatus::Diverged);
   EXPECT_EQ(again.diverged_step, -1);
   std::ofstream(fs::path(done.run_dir) / run_files::kSummary, std::ios::trunc) << R"({"status": 5})";
   EXPECT_TRUE(is_completed_run(done.run_dir));  // not "stopped": a result, not a crash

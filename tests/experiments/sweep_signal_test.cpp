@@ -58,7 +58,7 @@ TEST(SweepSignals, SigtermIsForwardedToTheRunsAndTheSweepExitsAfterThem) {
   // The stopped points stay pending, to be resumed by the next sweep.
   const auto rows = read_sweep_csv(fs::path(slow.out) / "sweep.csv");
   ASSERT_EQ(rows.size(), 3u);
-  for (const SweepRow& row : rows) EXPECT_EQ(row.status, "pending");
+  for (const SweepRow& row : rows) EXPECT_EQ(row.status, RunStatus::Pending);
   EXPECT_NE(rows[0].error.find("interrupted by signal 15"), std::string::npos) << rows[0].error;
 }
 

@@ -95,14 +95,14 @@ TEST(SweepCsv, RoundTripsNamesWithCommasAndQuotes) {
   ScratchDir dir;
   std::vector<SweepRow> rows(2);
   rows[0].point = {{{"optim.lr", "1e-3"}, {"data.source", "\"a,b\""}}, "lr=1e-3,source=a,b"};
-  rows[0].status = "completed";
+  rows[0].status = RunStatus::Completed;
   rows[0].final_train_loss = 1.25;
   rows[0].final_val_loss = 1.5;
   rows[0].best_val_loss = 1.375;
   rows[0].wall_seconds = 0.1;
   rows[0].run_dir = "runs/x/lr=1e-3,source=a,b";
   rows[1].point = {{{"optim.lr", "1e4"}, {"data.source", "copy"}}, "lr=1e4,source=copy"};
-  rows[1].status = "failed";
+  rows[1].status = RunStatus::Failed;
   rows[1].error = "exit code 2: error: [data] \"x\" not found\nsecond line";
   write_sweep_csv(dir.path() / "sweep.csv", rows);
   const auto back = read_sweep_csv(dir.path() / "sweep.csv");
@@ -114,7 +114,7 @@ TEST(SweepCsv, RoundTripsNamesWithCommasAndQuotes) {
   EXPECT_EQ(back[0].wall_seconds, 0.1);
   EXPECT_EQ(back[0].diverged_step, -1);
   EXPECT_EQ(back[0].run_dir, rows[0].run_dir);
-  EXPECT_EQ(back[1].status, "failed");
+  EXPECT_EQ(back[1].status, RunStatus::Failed);
   EXPECT_EQ(back[1].error, "exit code 2: error: [data] \"x\" not found second line");  // kept on one line
   dir.write("bad.csv", "name,status\nx,completed\n");
   EXPECT_NE(error_of([&] { read_sweep_csv(dir.file("bad.csv")); }).find("bad.csv:1: expected the columns"),
@@ -129,7 +129,7 @@ TEST(SweepCsv, PointsThatSetDifferentKeys) {
   rows[0].point = {{{"optim.lr", "1e-3"}, {"seed", "1"}}, "a"};
   rows[1].point = {{{"optim.lr", "1e-3"}, {"seed", "1"}, {"model.embedding_scale", "none"}}, "b"};
   rows[2].point = {{{"seed", "2"}}, "c"};
-  for (SweepRow& r : rows) r.status = "pending";
+  for (SweepRow& r : rows) r.status = RunStatus::Pending;
   write_sweep_csv(dir.path() / "sweep.csv", rows);
   const auto back = read_sweep_csv(dir.path() / "sweep.csv");
   ASSERT_EQ(back.size(), 3u);
@@ -147,7 +147,7 @@ TEST(SweepRun, DivergedPointIsAResultAndRerunSkipsCompletedPoints) {
   for (const SweepRow& row : rows) {
     SCOPED_TRACE(row.point.name + ": " + row.error);
     const bool diverging = row.point.overrides[0].second == "1e4";
-    EXPECT_EQ(row.status, diverging ? "diverged" : "completed");
+    EXPECT_EQ(row.status, diverging ? RunStatus::Diverged : RunStatus::Completed);
     EXPECT_EQ(row.diverged_step >= 0, diverging);
     EXPECT_FALSE(row.skipped);
     EXPECT_EQ(fs::path(row.run_dir), fs::path(options.out_dir) / row.point.name);
@@ -190,7 +190,7 @@ TEST(SweepRun, DivergedPointIsAResultAndRerunSkipsCompletedPoints) {
   fs::remove(fs::path(rows[0].run_dir) / "summary.json");
   const auto third = run_sweep(options, points);
   EXPECT_FALSE(third[0].skipped);
-  EXPECT_EQ(third[0].status, "completed");
+  EXPECT_EQ(third[0].status, RunStatus::Completed);
   EXPECT_EQ(third[0].final_val_loss, rows[0].final_val_loss);  // same config, same seed: same result
   for (size_t i = 1; i < third.size(); ++i) EXPECT_TRUE(third[i].skipped);
 }
@@ -201,13 +201,13 @@ TEST(SweepRun, FailingPointIsRecordedWithItsLogAndTheOthersRun) {
   const auto points = expand_grid({{"data.source", {"\"" + missing + "\"", "copy"}}});
   const auto rows = run_sweep(s.options(), points);
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].status, "failed");
+  EXPECT_EQ(rows[0].status, RunStatus::Failed);
   EXPECT_NE(rows[0].error.find("exit code 1"), std::string::npos) << rows[0].error;
   EXPECT_NE(rows[0].error.find("missing.txt"), std::string::npos) << rows[0].error;  // the child's message
-  EXPECT_EQ(rows[1].status, "completed") << rows[1].error;
+  EXPECT_EQ(rows[1].status, RunStatus::Completed) << rows[1].error;
   const auto csv = read_sweep_csv(fs::path(s.options().out_dir) / "sweep.csv");
   ASSERT_EQ(csv.size(), 2u);
-  EXPECT_EQ(csv[0].status, "failed");
+  EXPECT_EQ(csv[0].status, RunStatus::Failed);
   EXPECT_EQ(csv[0].error, rows[0].error);
   EXPECT_FALSE(is_completed_run(rows[0].run_dir));  // so the next sweep tries it again
 }
@@ -218,7 +218,7 @@ TEST(SweepRun, FailOnDivergenceExitIsStillADivergence) {
   options.fixed_overrides.push_back("train.fail_on_divergence=true");  // the child exits 3
   const auto rows = run_sweep(options, expand_grid(parse_sweep_axes({"optim.lr=1e4"})));
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].status, "diverged") << rows[0].error;
+  EXPECT_EQ(rows[0].status, RunStatus::Diverged) << rows[0].error;
   EXPECT_GE(rows[0].diverged_step, 0);
 }
 

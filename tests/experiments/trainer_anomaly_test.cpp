@@ -41,10 +41,10 @@ TEST(TrainerAnomaly, ADivergedRunNamesTheFirstBadOpInSummaryJson) {
   TinyRun t;
   const TrainResult plain = train(t.config({"train.name=plain", kExploding}), quiet());
   const TrainResult named = train(t.config({"train.name=named", kExploding, "train.detect_anomaly=true"}), quiet());
-  ASSERT_EQ(plain.status, "diverged");
+  ASSERT_EQ(plain.status, RunStatus::Diverged);
   EXPECT_FALSE(plain.anomaly.has_value());  // off: no record
   EXPECT_FALSE(t.summary("plain").contains("anomaly"));
-  ASSERT_EQ(named.status, "diverged");
+  ASSERT_EQ(named.status, RunStatus::Diverged);
   ASSERT_TRUE(named.anomaly.has_value());
   EXPECT_LE(named.steps_done, plain.steps_done);  // it stops at the first inf, the loss shows it no earlier
   EXPECT_GE(named.steps_done, 1);                 // the first step, from the initial weights, is clean

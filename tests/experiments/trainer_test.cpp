@@ -29,7 +29,7 @@ TEST(Trainer, SameConfigAndSeedGiveIdenticalLosses) {
   const TrainOptions quiet = quiet_options();
   const TrainResult a = train(t.config({"train.name=a", "model.dropout=0.1"}), quiet);
   const TrainResult b = train(t.config({"train.name=b", "model.dropout=0.1"}), quiet);
-  EXPECT_EQ(a.status, "completed");
+  EXPECT_EQ(a.status, RunStatus::Completed);
   EXPECT_EQ(a.steps_done, 6);
   const auto ma = metrics_without_timing(t.run("a")), mb = metrics_without_timing(t.run("b"));
   ASSERT_EQ(ma.size(), 6u);  // log.every = 1
@@ -50,12 +50,12 @@ TEST(Trainer, StoppedAndResumedRunMatchesTheUninterruptedOne) {
   };
   const TrainResult full = train(with("full"), quiet_options());
   const TrainResult part = train(with("part"), quiet_options(3));
-  EXPECT_EQ(part.status, "stopped");
+  EXPECT_EQ(part.status, RunStatus::Stopped);
   EXPECT_EQ(part.steps_done, 3);
   EXPECT_EQ(read_summary(t.run("part"))["status"], "stopped");
   EXPECT_FALSE(is_completed_run(t.run("part")));
   const TrainResult resumed = train(RunConfig{}, quiet_options(-1, t.run("part").string()));
-  EXPECT_EQ(resumed.status, "completed");
+  EXPECT_EQ(resumed.status, RunStatus::Completed);
   EXPECT_EQ(resumed.steps_done, 6);
 
   // metrics.jsonl: the same records, each step once.
@@ -95,7 +95,7 @@ TEST(Trainer, ResumingACompletedRunChangesNothing) {
   TinyRun t;
   const TrainResult done = train(t.config({"train.name=d"}), quiet_options());
   const TrainResult again = train(RunConfig{}, quiet_options(-1, t.run("d").string()));
-  EXPECT_EQ(again.status, "completed");
+  EXPECT_EQ(again.status, RunStatus::Completed);
   EXPECT_EQ(again.steps_done, 6);
   EXPECT_EQ(again.final_train_loss, done.final_train_loss);
   EXPECT_EQ(again.final_val_loss, done.final_val_loss);
@@ -109,7 +109,7 @@ TEST(Trainer, DivergenceIsARecordedResult) {
   const RunConfig c = t.config({"train.name=boom", "optim.lr=1e4", "train.divergence_loss=20"});
   TrainResult r;
   ASSERT_NO_THROW(r = train(c, quiet_options()));
-  EXPECT_EQ(r.status, "diverged");
+  EXPECT_EQ(r.status, RunStatus::Diverged);
   EXPECT_FALSE(r.reason.empty());
   EXPECT_LT(r.steps_done, 6);
   const auto summary = read_summary(t.run("boom"));
@@ -166,6 +166,22 @@ TEST(Trainer, SavedConfigReloadsToTheSameConfig) {
   EXPECT_EQ(config_to_toml(saved), config_to_toml(c));
   EXPECT_EQ(saved.model.norm_placement, NormPlacement::Post);
   EXPECT_EQ(saved.optim.lr, 3e-3);
+}
+
+// `normlab train --resume` exits by the run's own train.fail_on_divergence (the CLI is given no
+// config on resume; the trainer reports the resolved one): 3 when it is true, 0 when it is not.
+TEST(Trainer, AResumedRunThatDivergesExitsByItsOwnFailOnDivergence) {
+  TinyRun t;
+  for (const bool strict : {true, false}) {
+    const std::string name = strict ? "strict" : "lenient";
+    // Stopped before its first step; its first step on resume diverges (loss ~ ln 8 > 0.5).
+    train(t.config({"train.name=" + name, fmt::format("train.fail_on_divergence={}", strict),
+                    "train.divergence_loss=0.5"}),
+          quiet_options(0));
+    const auto r = test::run_command(test::kNormlab + " train --resume " + t.run(name).string() + " --quiet");
+    EXPECT_EQ(r.exit_code, strict ? 3 : 0) << r.output;
+    EXPECT_NE(r.output.find("diverged at step 0"), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

@@ -37,13 +37,13 @@ TEST(HfHalf, HalfCheckpointsLoadIntoFloat32AndFloat64Models) {
       ScratchDir dir;
       const std::string path = converted_fixture(dir, family, [&](const Tensor& t) { return t.to(half); });
       ASSERT_EQ(load_safetensors(path + "/model.safetensors").tensors.begin()->second.dtype(), half);
-      for (const std::string dtype : {"float32", "float64"}) {
+      for (const ParamDType dtype : {ParamDType::Float32, ParamDType::Float64}) {
         const HfCheckpoint read = read_hf_checkpoint(path, dtype);
         ASSERT_EQ(read.weights.size(), original.weights.size());
         for (size_t i = 0; i < read.weights.size(); ++i) {
           const auto& [name, w] = read.weights[i];
           ASSERT_EQ(name, original.weights[i].first);
-          EXPECT_EQ(w.dtype(), dtype == "float32" ? DType::F32 : DType::F64) << name;
+          EXPECT_EQ(w.dtype(), dtype == ParamDType::Float32 ? DType::F32 : DType::F64) << name;
           // The float32 fixture rounded to the half type: what the file holds, exactly.
           EXPECT_EQ(w.to_vector(), original.weights[i].second.to(half).to_vector())
               << family << " " << dtype_name(half) << " " << name;

@@ -68,7 +68,7 @@ struct Measured {
   std::string worst_grad;
 };
 
-Measured run_parity(const std::string& family, const std::string& dtype, const std::string& expected_file) {
+Measured run_parity(const std::string& family, ParamDType dtype, const std::string& expected_file) {
   const std::string dir = testing::hf_fixture_dir(family);
   const HfCheckpoint checkpoint = read_hf_checkpoint(dir, dtype);
   TransformerLM model(checkpoint.config);
@@ -114,9 +114,9 @@ Measured run_parity(const std::string& family, const std::string& dtype, const s
 
 void expect_parity(const std::string& family) {
   for (const auto& [dtype, file, tol] :
-       {std::tuple<std::string, std::string, Tolerances>{"float32", "expected.safetensors", {1e-5, 1e-4}},
-        std::tuple<std::string, std::string, Tolerances>{"float64", "expected_f64.safetensors", {1e-10, 1e-10}}}) {
-    SCOPED_TRACE(family + " " + dtype);
+       {std::tuple<ParamDType, std::string, Tolerances>{ParamDType::Float32, "expected.safetensors", {1e-5, 1e-4}},
+        std::tuple<ParamDType, std::string, Tolerances>{ParamDType::Float64, "expected_f64.safetensors", {1e-10, 1e-10}}}) {
+    SCOPED_TRACE(family + " " + enum_name(dtype));
     const Measured m = run_parity(family, dtype, file);
     EXPECT_LE(m.logits, tol.output);
     EXPECT_LE(m.loss, tol.output);

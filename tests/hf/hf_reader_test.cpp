@@ -63,7 +63,7 @@ TEST(HfReader, WriterGivesBackTheFixtureBitForBit) {
     write_hf_checkpoint(dir.file("hf"), checkpoint.model_type, model);
     expect_same_tensors(dir.file("hf/model.safetensors"), hf_fixture_dir(family) + "/model.safetensors");
     std::string type;
-    const ModelConfig back = hf_model_config(dir.file("hf/config.json"), "float32", &type);
+    const ModelConfig back = hf_model_config(dir.file("hf/config.json"), ParamDType::Float32, &type);
     EXPECT_EQ(type, checkpoint.model_type);
     EXPECT_EQ(hf_config_json(type, back), hf_config_json(type, checkpoint.config));
   }
@@ -73,7 +73,7 @@ TEST(HfReader, ConvertToARunDirectoryAndBack) {
   for (const std::string& family : kFamilies) {
     SCOPED_TRACE(family);
     ScratchDir dir;
-    const std::string type = convert_hf_to_run(hf_fixture_dir(family), dir.file("run"), "float32");
+    const std::string type = convert_hf_to_run(hf_fixture_dir(family), dir.file("run"), ParamDType::Float32);
     EXPECT_EQ(convert_run_to_hf(dir.file("run"), dir.file("hf"), ""), type);  // the family from the structure
     expect_same_tensors(dir.file("hf/model.safetensors"), hf_fixture_dir(family) + "/model.safetensors");
   }

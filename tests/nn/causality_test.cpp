@@ -67,7 +67,7 @@ void expect_forward_causal(TransformerLM& model) {
   const int64_t B = 2, T = c.context_length, V = c.vocab_size;
   const Tensor ids = random_ids(B, T, V, 1);
   const std::vector<double> base = model.forward(ids).value().to_vector();
-  const double tolerance = c.ffn_type != FfnType::Moe ? 0.0 : c.dtype == "float32" ? 1e-5 : 1e-12;
+  const double tolerance = c.ffn_type != FfnType::Moe ? 0.0 : c.dtype == ParamDType::Float32 ? 1e-5 : 1e-12;
   for (int64_t t = 0; t + 1 < T; ++t) {
     const std::vector<double> other = model.forward(change_after(ids, t, V, 10 + t)).value().to_vector();
     const Comparison cmp = compare_logits(base, other, B, T, V, t, tolerance);
@@ -123,8 +123,8 @@ TEST(Causality, EveryPlacementNormAndFfn) {
 
 TEST(Causality, PresetsInFloat32AndFloat64) {
   for (const std::string& name : preset_names())
-    for (const char* dtype : {"float32", "float64"}) {
-      SCOPED_TRACE(name + " " + dtype);
+    for (const ParamDType dtype : {ParamDType::Float32, ParamDType::Float64}) {
+      SCOPED_TRACE(name + " " + enum_name(dtype));
       ModelConfig c = apply_preset(name, small_config("pre"));
       c.dtype = dtype;
       c.context_length = 8;

@@ -21,7 +21,7 @@ void expect_case_passes(const OpCase& c) {
 TEST(ModelGradcheck, RegisteredCasesPass) {
   std::vector<OpCase> cases;
   register_model_cases(cases);
-  ASSERT_EQ(cases.size(), 9u);
+  ASSERT_EQ(cases.size(), 9u + 5u);  // then every norm's composed form
   EXPECT_EQ(cases[0].name, "model_post");
   EXPECT_EQ(cases[1].name, "model_pre");
   EXPECT_EQ(cases[2].name, "model_post_sinusoidal");
@@ -31,6 +31,9 @@ TEST(ModelGradcheck, RegisteredCasesPass) {
   EXPECT_EQ(cases[6].name, "moe_ffn");
   EXPECT_EQ(cases[7].name, "moe_load_balancing_loss");
   EXPECT_EQ(cases[8].name, "model_moe");
+  for (const char* name : {"norm_layernorm_composed", "norm_rmsnorm_composed", "norm_rmsnorm_unit_offset_composed",
+                           "norm_groupnorm_composed", "norm_batchnorm_composed"})
+    EXPECT_EQ(std::count_if(cases.begin(), cases.end(), [&](const OpCase& c) { return c.name == name; }), 1) << name;
   for (const OpCase& c : cases) expect_case_passes(c);
 }
 
@@ -51,7 +54,7 @@ TEST(ModelGradcheck, OtherPlacementsNormsAndFfns) {
 
 TEST(ModelGradcheck, Float32ModelIsRejected) {
   ModelConfig c = tiny_model_config(NormPlacement::Pre);
-  c.dtype = "float32";
+  c.dtype = ParamDType::Float32;
   EXPECT_THROW(make_model_case("x", "", c), Error);
 }
 

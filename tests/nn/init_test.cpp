@@ -89,7 +89,7 @@ TEST(Init, UnitOffsetGainIsStoredAsZero) {
 TEST(Init, SameSeedSameWeightsInBothDtypes) {
   ModelConfig c = testing::small_config("post");
   const auto a = values(TransformerLM(c)), b = values(TransformerLM(c));
-  c.dtype = "float64";
+  c.dtype = ParamDType::Float64;
   const auto d = values(TransformerLM(c));
   for (auto& [name, t] : a) {
     EXPECT_EQ(t.to_vector(), b.at(name).to_vector()) << name;

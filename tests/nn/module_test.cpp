@@ -89,7 +89,7 @@ double total(const Tensor& t) {
 TEST(Module, BatchNormBuffersAreNamedAndUpdatedInTraining) {
   ModelConfig c;
   c.norm_type = NormType::BatchNorm;
-  c.dtype = "float64";
+  c.dtype = ParamDType::Float64;
   Norm norm(c, 4);
   const auto buffers = norm.named_buffers();
   ASSERT_EQ(buffers.size(), 2u);

@@ -28,7 +28,7 @@ ModelConfig layer_config(int64_t experts, int64_t k, bool bias) {
   c.n_experts = experts;
   c.experts_top_k = k;
   c.bias = bias;
-  c.dtype = "float64";
+  c.dtype = ParamDType::Float64;
   return c;
 }
 

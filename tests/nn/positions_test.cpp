@@ -36,7 +36,7 @@ TEST(SinusoidalPositions, EntriesFollowTheOriginalTransformerFormula) {
 // weights and the formula, matches the one the model records. No parameter is added for it.
 TEST(SinusoidalPositions, ModelAddsTheTableAfterTheTokenScaling) {
   ModelConfig c = small_config("pre");
-  c.dtype = "float64";
+  c.dtype = ParamDType::Float64;
   c.position_embedding = PositionEmbedding::Sinusoidal;
   c.embedding_scale = EmbeddingScale::SqrtD;
   TransformerLM model(c);

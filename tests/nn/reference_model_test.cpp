@@ -47,7 +47,7 @@ double max_diff(const std::vector<double>& a, const rm::Vec& b) {
 constexpr double kLogitTolerance = 1e-11;
 
 void expect_model_matches_reference(ModelConfig c, bool training = true) {
-  c.dtype = "float64";
+  c.dtype = ParamDType::Float64;
   TransformerLM model(c);
   perturb_vectors(model, c.seed + 100);
   const int64_t B = 2, T = c.context_length;
@@ -115,7 +115,7 @@ TEST(ReferenceModel, BatchNormInTrainingAndEvalModeMatchesTheFormulas) {
 TEST(ReferenceModel, CausalSelfAttentionMatchesTheFormula) {
   for (bool bias : {true, false}) {
     ModelConfig c = small_config("pre");
-    c.dtype = "float64";
+    c.dtype = ParamDType::Float64;
     c.bias = bias;
     c.n_heads = 4;
     CausalSelfAttention attn(c);

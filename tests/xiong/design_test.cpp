@@ -91,7 +91,7 @@ TEST(XiongDesign, WarmupArmsDifferOnlyInTheWarmupPhase) {
 
 RunOutcome outcome(std::vector<std::pair<double, double>> val, int64_t steps = 2000) {
   RunOutcome r;
-  r.status = "completed";
+  r.status = RunStatus::Completed;
   r.steps = steps;
   r.initial_loss = 4.2;
   r.val_curve = std::move(val);
@@ -178,11 +178,11 @@ TEST(XiongDesign, OneDivergenceRuleForEveryTable) {
   runs.apply_divergence_rule(1.5 * std::log(64.0), Baseline::kDivergenceAfter);
   TrainPoint p;
   p.seed = 1;
-  EXPECT_EQ(runs.find(p)->status, "diverged");
+  EXPECT_EQ(runs.find(p)->status, RunStatus::Diverged);
   EXPECT_EQ(runs.find(p)->diverged_step, 150);
   EXPECT_DOUBLE_EQ(runs.find(p)->capped_final(), 4.2);  // counts as its loss at init
   p.seed = 2;
-  EXPECT_EQ(runs.find(p)->status, "completed");
+  EXPECT_EQ(runs.find(p)->status, RunStatus::Completed);
 }
 
 // E3c's arms run the seeds the pilot's spread asks for to decide the margin.

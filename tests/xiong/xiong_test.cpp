@@ -116,7 +116,10 @@ TEST(XiongProbes, DeepNormMovesTheOutputLessThanPostLn) {
 TEST(XiongProbes, TimingReturnsSideBySideSamples) {
   ModelConfig ln = tiny_model("pre", 1, 1), rms = ln;
   rms.norm_type = NormType::RmsNorm;
-  const auto step = step_ms_samples({ln, rms}, {2, 8, 1, false}, 1, 3);
+  RunConfig ln_run, rms_run;
+  ln_run.model = ln;
+  rms_run.model = rms;
+  const auto step = step_ms_samples({ln_run, rms_run}, {2, 8, 1, false}, 1, 3);
   ASSERT_EQ(step.size(), 2u);
   ASSERT_EQ(step[0].size(), 3u);  // repeats, warmup steps not recorded
   ASSERT_EQ(step[1].size(), 3u);
@@ -154,7 +157,7 @@ TEST(XiongProbes, BlockUpdateRatiosFollowTheLearningRate) {
 
 TEST(XiongOutcomes, CappedLossFirstStepBelowAndFractions) {
   RunOutcome r;
-  r.status = "completed";
+  r.status = RunStatus::Completed;
   r.steps = 100;
   r.initial_loss = 4.0;
   r.final_val = 5.0;  // worse than at init: capped
@@ -166,7 +169,7 @@ TEST(XiongOutcomes, CappedLossFirstStepBelowAndFractions) {
   EXPECT_DOUBLE_EQ(r.val_at_fraction(0.6), 2.0);  // the last evaluation before step 60
   EXPECT_DOUBLE_EQ(r.val_at_fraction(1.0), 4.0);  // capped at init
   EXPECT_TRUE(std::isnan(r.val_at_fraction(0.1)));
-  r.status = "diverged";
+  r.status = RunStatus::Diverged;
   r.diverged_step = 55;
   r.final_val = NAN;
   EXPECT_DOUBLE_EQ(r.capped_final(), 4.0);
@@ -180,7 +183,7 @@ TEST(XiongOutcomes, ArmSummaryPairsBySeed) {
   for (const int seed : {1, 3}) {
     RunOutcome r;
     r.point = {"post", "layernorm", "adam", "1e-3", 1, seed};
-    r.status = "completed";
+    r.status = RunStatus::Completed;
     r.initial_loss = 4.0;
     r.final_val = seed == 1 ? 1.0 : 3.0;
     runs.add(r);

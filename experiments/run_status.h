@@ -1,0 +1,30 @@
+// A run's status, the one vocabulary of the trainer (summary.json), sweeps (sweep.csv) and the
+// suites that read them:
+//   completed  trained every step;                 diverged  stopped at a step that diverged (a result);
+//   stopped    stopped early on purpose (resumable); failed    the process failed (sweeps: see its log);
+//   pending    a sweep point not run yet;          missing   no summary.json (never run).
+// Files hold the names; code compares the enum.
+#pragma once
+#include <ostream>
+
+#include "core/named_enum.h"
+
+namespace normlab {
+
+enum class RunStatus { Completed, Diverged, Stopped, Failed, Pending, Missing };
+
+template <> struct EnumNames<RunStatus> {
+  static constexpr std::array<NamedValue<RunStatus>, 6> values{{{RunStatus::Completed, "completed"},
+                                                                 {RunStatus::Diverged, "diverged"},
+                                                                 {RunStatus::Stopped, "stopped"},
+                                                                 {RunStatus::Failed, "failed"},
+                                                                 {RunStatus::Pending, "pending"},
+                                                                 {RunStatus::Missing, "missing"}}};
+};
+
+// A run that has a result: completed, or diverged (divergence is a result, not a failure).
+inline bool has_result(RunStatus s) { return s == RunStatus::Completed || s == RunStatus::Diverged; }
+
+inline std::ostream& operator<<(std::ostream& out, RunStatus s) { return out << enum_name(s); }
+
+}  // namespace normlab

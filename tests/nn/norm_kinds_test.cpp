@@ -1,0 +1,81 @@
+// The norm table (nn/norm_kinds.h): a row for every norm type; each fused op equals its composed
+// forward, forward and backward, in float64.
+#include <gtest/gtest.h>
+
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+#include "core/ops.h"
+#include "core/random.h"
+#include "nn/norms.h"
+
+namespace normlab {
+namespace {
+
+TEST(NormKinds, EveryNormTypeHasOneRowInEnumOrder) {
+  const std::vector<std::string> names = enum_names<NormType>();
+  ASSERT_EQ(norm_kinds().size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    SCOPED_TRACE(names[i]);
+    const NormType type = enum_value<NormType>(names[i], "test");
+    EXPECT_EQ(norm_kinds()[i].type, type);
+    EXPECT_EQ(norm_kind(type).type, type);
+    EXPECT_NE(norm_kind(type).composed, nullptr);
+    EXPECT_FALSE(norm_kind(type).formula.empty());
+  }
+}
+
+// Parameters moved off their initial values, so that no term of either side hides behind a 1 or a 0.
+void perturb_parameters(Norm& norm, uint64_t seed) {
+  NoGradGuard no_grad;
+  Generator gen(seed);
+  for (auto& [name, p] : norm.named_parameters())
+    p.value().copy_(ops::add(p.value(), Tensor::randn(p.shape(), gen, 0.0, 0.3, DType::F64)));
+}
+
+struct Pass {
+  std::vector<double> y, dx;
+  std::vector<std::vector<double>> dparams;
+};
+
+Pass run(Norm& norm, const Tensor& x0, const Tensor& weights, bool composed) {
+  norm.zero_grad();
+  Var x = parameter(x0.clone());
+  const Var y = composed ? norm.forward_composed(x) : norm.forward(x);
+  backward(sum_all(mul(y, constant(weights))));
+  Pass p{y.value().to_vector(), x.grad().to_vector(), {}};
+  for (const auto& [name, param] : norm.named_parameters()) p.dparams.push_back(param.grad().to_vector());
+  return p;
+}
+
+void expect_near(const std::vector<double>& a, const std::vector<double>& b, double tol, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], tol) << what << " [" << i << "]";
+}
+
+// Each fused op against the composed forward of its row, in training and (batchnorm) eval mode.
+TEST(NormKinds, FusedOpsEqualTheirComposedForwardAndBackward) {
+  for (const NormKind& kind : norm_kinds()) {
+    if (kind.fused == nullptr) continue;
+    for (const bool training : {true, false}) {
+      SCOPED_TRACE(fmt::format("{} training {}", kind.type, training));
+      ModelConfig c;
+      c.norm_type = kind.type;
+      c.norm_groups = 2;
+      c.dtype = ParamDType::Float64;
+      Norm norm(c, 6);
+      perturb_parameters(norm, 3);
+      norm.train(training);
+      Generator gen(11);
+      const Tensor x = Tensor::randn({2, 5, 6}, gen, 0.5, 2.0, DType::F64);
+      const Tensor w = Tensor::randn({2, 5, 6}, gen, 0.0, 1.0, DType::F64);
+      const Pass composed = run(norm, x, w, true);  // first: the fused batchnorm moves its buffers
+      const Pass fused = run(norm, x, w, false);
+      expect_near(fused.y, composed.y, 1e-12, "y");
+      expect_near(fused.dx, composed.dx, 1e-10, "dx");
+      for (size_t i = 0; i < fused.dparams.size(); ++i) expect_near(fused.dparams[i], composed.dparams[i], 1e-10, "dparam");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace normlab
