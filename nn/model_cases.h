@@ -34,7 +34,8 @@ ModelConfig tiny_rope_config(const std::string& family);
 void register_model_cases(std::vector<OpCase>& cases);
 
 // ---- nn/norm_kind_cases.cpp ----
-// "norm_<type>_composed" for every norm with parameters (its composed forward on x (2, 3, 6)).
+// "norm_<type>_composed" for every norm with parameters (its composed forward on x (2, 3, 6)),
+// and "model_pre_dyt", "model_post_dyt" (tiny_model_config with Dynamic Tanh).
 void register_norm_kind_cases(std::vector<OpCase>& cases);
 
 // ---- nn/moe_cases.cpp ----

@@ -8,9 +8,9 @@
 
 namespace normlab {
 
-// Gemma's RmsNormUnitOffset scales by (1 + w), so its gain starts at 0. What each one holds and
-// computes: nn/norm_kinds.h.
-enum class NormType { LayerNorm, RmsNorm, RmsNormUnitOffset, GroupNorm, BatchNorm, None };
+// Gemma's RmsNormUnitOffset scales by (1 + w), so its gain starts at 0. DynamicTanh: Zhu et al.
+// 2025's tanh(alpha x) in place of the norm. What each one holds and computes: nn/norm_kinds.h.
+enum class NormType { LayerNorm, RmsNorm, RmsNormUnitOffset, GroupNorm, BatchNorm, DynamicTanh, None };
 // Post: Vaswani/GPT-1/Xiong Post-LN. Pre: GPT-2/LLaMA, with a final norm. None: residual only.
 // Sandwich: Peri-LN, a norm before and after each sub-layer, final norm. DeepNorm: Wang et al. 2022.
 enum class NormPlacement { Post, Pre, None, Sandwich, DeepNorm };
@@ -33,11 +33,12 @@ enum class EmbeddingScale { None, SqrtD };
 enum class ParamDType { Float32, Float64 };
 
 template <> struct EnumNames<NormType> {
-  static constexpr std::array<NamedValue<NormType>, 6> values{{{NormType::LayerNorm, "layernorm"},
+  static constexpr std::array<NamedValue<NormType>, 7> values{{{NormType::LayerNorm, "layernorm"},
                                                                 {NormType::RmsNorm, "rmsnorm"},
                                                                 {NormType::RmsNormUnitOffset, "rmsnorm_unit_offset"},
                                                                 {NormType::GroupNorm, "groupnorm"},
                                                                 {NormType::BatchNorm, "batchnorm"},
+                                                                {NormType::DynamicTanh, "dyt"},
                                                                 {NormType::None, "none"}}};
 };
 template <> struct EnumNames<NormPlacement> {

@@ -1,6 +1,7 @@
 // Gradient checks of every norm's composed forward (nn/norm_kinds.h), in the op registry's format:
-// x (2, 3, 6) and each of its parameters (moved off their initial values) are inputs: a norm that
-// exists only as a composed forward is checked as every op it is made of is.
+// x (2, 3, 6) and each of its parameters (moved off their initial values) are inputs. A norm that
+// exists only as a composed forward (dyt) is then checked as every op it is made of is, plus whole
+// tiny models with it in both placements.
 #include <fmt/format.h>
 
 #include "core/random.h"
@@ -47,6 +48,14 @@ OpCase composed_norm_case(const NormKind& kind) {
 void register_norm_kind_cases(std::vector<OpCase>& cases) {
   for (const NormKind& kind : norm_kinds())
     if (!kind.params.empty()) cases.push_back(composed_norm_case(kind));
+  for (const NormPlacement placement : {NormPlacement::Pre, NormPlacement::Post}) {
+    ModelConfig c = tiny_model_config(placement);
+    c.norm_type = NormType::DynamicTanh;
+    cases.push_back(make_model_case(fmt::format("model_{}_dyt", enum_name(placement)),
+                                    fmt::format("tiny {}-norm TransformerLM with Dynamic Tanh in place of the norms",
+                                                placement == NormPlacement::Pre ? "pre" : "post"),
+                                    c));
+  }
 }
 
 }  // namespace normlab

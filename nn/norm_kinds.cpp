@@ -44,6 +44,14 @@ Var batch_norm_fused(const Var& x, const NormCall& c) {
 
 Var identity(const Var& x, const NormCall&) { return x; }
 
+// Dynamic Tanh (Zhu et al. 2025, "Transformers without Normalization"): y = gamma * tanh(alpha x) + beta,
+// alpha one learnable scalar (initialised 0.5, the paper's alpha_0 outside LLMs), gamma and beta
+// per channel. No statistics: it replaces the norm, not its affine.
+Var dynamic_tanh(const Var& x, const NormCall& c) {
+  const Var y = mul(tanh(mul(x, c.param("alpha"))), c.param("weight"));
+  return c.param("bias").defined() ? add(y, c.param("bias")) : y;
+}
+
 }  // namespace
 
 Var NormCall::param(std::string_view name) const {
@@ -64,6 +72,9 @@ const std::vector<NormKind>& norm_kinds() {
        {{"weight", true, false, one}, {"bias", true, true, zero}}, 1, 2, false, group_norm_composed, group_norm_fused},
       {NormType::BatchNorm, "per channel over all B*T rows (eval: running statistics), then weight, bias",
        {{"weight", true, false, one}, {"bias", true, true, zero}}, 1, 0, true, batch_norm_composed, batch_norm_fused},
+      {NormType::DynamicTanh, "tanh(alpha * x) * weight + bias  (Zhu et al. 2025; alpha one scalar, 0.5)",
+       {{"alpha", false, false, [](int64_t) { return 0.5; }}, {"weight", true, false, one}, {"bias", true, true, zero}},
+       4, 0, false, dynamic_tanh, nullptr},
       {NormType::None, "identity", {}, 0, 0, false, identity, nullptr},
   };
   return kinds;

@@ -6,6 +6,7 @@
 //   groupnorm            layernorm within norm_groups groups    "weight", "bias" if bias
 //   batchnorm            per channel over all B*T rows          "weight", "bias" if bias; buffers
 //                        "running_mean" (C,) = 0, "running_var" (C,) = 1 (used in eval mode)
+//   dyt                  tanh(alpha x) * weight + bias          "alpha" (1,) = 0.5, "weight", "bias" if bias
 //   none                 identity, no parameters
 #pragma once
 #include <string>

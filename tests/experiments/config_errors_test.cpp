@@ -81,7 +81,7 @@ TEST(ConfigErrors, UnknownChoices) {
             "got 'psot' (did you mean 'post'?)");
   EXPECT_EQ(file_error("[model]\nnorm_type = \"rmsnrom\"\n"),
             "x.toml:2: [model] norm_type must be one of layernorm, rmsnorm, rmsnorm_unit_offset, groupnorm, "
-            "batchnorm, none; got 'rmsnrom' (did you mean 'rmsnorm'?)");
+            "batchnorm, dyt, none; got 'rmsnrom' (did you mean 'rmsnorm'?)");
   EXPECT_EQ(file_error("[model]\ndtype = \"float16\"\n"),
             "x.toml:2: [model] dtype must be one of float32, float64; got 'float16' (did you mean 'float32'?)");
   EXPECT_EQ(file_error("[model]\nffn_type = \"mlp\"\n"),

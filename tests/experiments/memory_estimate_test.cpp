@@ -41,7 +41,8 @@ struct TinyConfig {
 };
 
 // Configs whose memory is dominated by activations, by parameters, and a mix of the variants
-// (sandwich norms, a gated FFN, dropout, an untied head, float64, SGD with momentum, MoE FFNs).
+// (sandwich norms, a gated FFN, dropout, an untied head, float64, SGD with momentum, MoE FFNs,
+// Dynamic Tanh: a norm composed of plain ops).
 const std::vector<std::vector<std::string>>& shapes() {
   static const std::vector<std::vector<std::string>> s = {
       {"model.d_model=32", "model.n_heads=4", "model.d_ff=128", "model.context_length=32", "train.context=32",
@@ -53,6 +54,7 @@ const std::vector<std::vector<std::string>>& shapes() {
       {"model.norm_placement=deepnorm", "model.norm_type=rmsnorm", "model.bias=false", "train.batch_size=16"},
       {"model.norm_placement=post", "model.norm_type=groupnorm", "model.norm_groups=4", "train.batch_size=16"},
       {"model.norm_placement=none", "model.norm_type=none", "optim.name=sgd", "train.batch_size=16"},
+      {"model.norm_placement=pre", "model.norm_type=dyt", "model.d_model=64", "train.batch_size=16"},
       {"model.ffn_type=moe", "model.n_experts=4", "model.experts_top_k=2", "train.batch_size=16"},
       {"model.ffn_type=moe", "model.n_experts=3", "model.experts_top_k=1", "model.bias=false",
        "model.norm_type=rmsnorm", "train.batch_size=16"},

@@ -21,7 +21,7 @@ void expect_case_passes(const OpCase& c) {
 TEST(ModelGradcheck, RegisteredCasesPass) {
   std::vector<OpCase> cases;
   register_model_cases(cases);
-  ASSERT_EQ(cases.size(), 9u + 5u);  // then every norm's composed form
+  ASSERT_EQ(cases.size(), 9u + 6u + 2u);  // then every norm's composed form and the dyt models
   EXPECT_EQ(cases[0].name, "model_post");
   EXPECT_EQ(cases[1].name, "model_pre");
   EXPECT_EQ(cases[2].name, "model_post_sinusoidal");
@@ -32,7 +32,8 @@ TEST(ModelGradcheck, RegisteredCasesPass) {
   EXPECT_EQ(cases[7].name, "moe_load_balancing_loss");
   EXPECT_EQ(cases[8].name, "model_moe");
   for (const char* name : {"norm_layernorm_composed", "norm_rmsnorm_composed", "norm_rmsnorm_unit_offset_composed",
-                           "norm_groupnorm_composed", "norm_batchnorm_composed"})
+                           "norm_groupnorm_composed", "norm_batchnorm_composed", "norm_dyt_composed", "model_pre_dyt",
+                           "model_post_dyt"})
     EXPECT_EQ(std::count_if(cases.begin(), cases.end(), [&](const OpCase& c) { return c.name == name; }), 1) << name;
   for (const OpCase& c : cases) expect_case_passes(c);
 }
