@@ -49,6 +49,13 @@ std::string arm_table(const Context& ctx, Task task, const TrainingResults& runs
 std::string curves_figure(const Context& ctx, Task task, const TrainingResults& runs, const std::vector<TrainPoint>& arms,
                           const Baseline& base, const std::string& stem, const std::string& title);
 
+// A copy-task claim on the paired final-loss difference a - b (e3_warmup.cpp): decided in the
+// predicted direction from null_value, except that when neither arm learned (no run below the
+// baseline's learn_below) it is inconclusive, its note saying so.
+Verdict difference_verdict(const Context& ctx, std::string id, std::string claim, std::string paper,
+                           std::string quantity, const TrainingResults& runs, const TrainPoint& a,
+                           const TrainPoint& b, int64_t steps, double null_value, Side side);
+
 // Time to a quality (e3_time.cpp): E3d on the copy task.
 void append_time_to_quality(const Context& ctx, const TrainingResults& copy, Section& s);
 // When did a run first reach `target` (censored at its length when it never did, or diverged first).

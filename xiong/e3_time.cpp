@@ -2,6 +2,7 @@
 // quality at epoch 9 instead of 15). Targets are fixed before the run and independent of every arm;
 // a run that never reaches a target is censored at its length (Kaplan-Meier, xiong/survival.h),
 // never counted as "max steps".
+#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -49,6 +50,15 @@ Verdict time_verdict(const Context& ctx, Task task, const TrainingResults& runs,
   v.note = fmt::format("ratio of Kaplan-Meier medians, percentile bootstrap over runs; runs that never reach the "
                        "target are censored at their length; log-rank p = {}; reached: {} vs {}",
                        num(test.p_value, 2), reached_text(a), reached_text(b));
+  const auto unreached = [](const std::vector<TimeToEvent>& t) { return std::isinf(median_time(t).estimate); };
+  if (unreached(b) && !unreached(a))
+    v.note += "; fewer than half of Post-LN's runs reached the target, so its run length stands in for its "
+              "median: the ratio is an upper bound";
+  else if (unreached(a) && !unreached(b))
+    v.note += "; fewer than half of Pre-LN's runs reached the target, so its run length stands in for its "
+              "median: the ratio is a lower bound";
+  else if (unreached(a))
+    v.note += "; neither arm's median is reached: the ratio compares run lengths and cannot decide";
   for (const auto& [arm, times] : {std::pair{fast, a}, std::pair{slow, b}}) {
     const Interval m = median_time(times);
     table_md += fmt::format("| {} | {} | {} | {} | {} |\n", id, num(target, 3), arm_words(ctx, task, arm),

@@ -12,10 +12,9 @@
 #include "experiments/config.h"
 #include "xiong/e3_common.h"
 #include "xiong/experiments.h"
+#include "xiong/outcomes.h"
 
 namespace normlab::xiong {
-
-namespace {
 
 Verdict difference_verdict(const Context& ctx, std::string id, std::string claim, std::string paper,
                            std::string quantity, const TrainingResults& runs, const TrainPoint& a,
@@ -25,8 +24,20 @@ Verdict difference_verdict(const Context& ctx, std::string id, std::string claim
   v.decide_direction(null_value, side);
   v.task = "copy";
   v.schedule = arm_words(ctx, Task::Copy, a) + " vs " + arm_words(ctx, Task::Copy, b);
+  // Neither arm learned: a difference between two runs at chance says nothing about warmup.
+  const Baseline base = copy_baseline(ctx);
+  const ArmSummary sa = summarize(runs, a, seeds_of(ctx.grids, Task::Copy, a), base),
+                   sb = summarize(runs, b, seeds_of(ctx.grids, Task::Copy, b), base);
+  if (sa.n > 0 && sb.n > 0 && sa.learned == 0 && sb.learned == 0) {
+    v.verdict = "inconclusive";
+    v.note = fmt::format("neither arm learned (no run below {} nats in {} steps): the difference is between two "
+                         "runs that stayed near {}, so it cannot show what warmup does",
+                         num(base.learn_below, 3), steps, base.name);
+  }
   return v;
 }
+
+namespace {
 
 void append_warmup_verdicts(const Context& ctx, const TrainingResults& copy, int64_t steps, Section& s) {
   const Grids& g = ctx.grids;

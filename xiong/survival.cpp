@@ -42,9 +42,6 @@ size_t first_at_or_below_half(const std::vector<double>& values) {
 }
 
 double ratio_of_medians(double a, double b) {
-  if (std::isinf(a) && std::isinf(b)) return NAN;
-  if (std::isinf(a)) return INFINITY;
-  if (std::isinf(b)) return 0.0;
   if (b == 0) return a == 0 ? NAN : INFINITY;
   return a / b;
 }
@@ -112,6 +109,15 @@ Interval median_time(const KaplanMeier& km) {
 
 Interval median_time(const std::vector<TimeToEvent>& runs) { return median_time(kaplan_meier(runs)); }
 
+double bounded_median(const std::vector<TimeToEvent>& runs) {
+  const double median = median_time(runs).estimate;
+  if (!std::isinf(median)) return median;
+  double longest = 0.0;  // S stays above 1/2 up to the last time observed: the median lies beyond it
+  for (const TimeToEvent& r : runs)
+    if (std::isfinite(r.time)) longest = std::max(longest, r.time);
+  return longest;
+}
+
 ReachedFraction reached_fraction(const std::vector<TimeToEvent>& runs) {
   ReachedFraction out;
   for (const TimeToEvent& r : sorted_runs(runs, "reached_fraction")) {
@@ -176,12 +182,12 @@ Interval median_ratio(const std::vector<TimeToEvent>& a, const std::vector<TimeT
   out.method = "KM median ratio bootstrap";
   out.n = static_cast<int>(ra.size() + rb.size());
   if (ra.empty() || rb.empty()) return out;
-  out.estimate = ratio_of_medians(median_time(ra).estimate, median_time(rb).estimate);
+  out.estimate = ratio_of_medians(bounded_median(ra), bounded_median(rb));
   Generator gen(seed);
   std::vector<double> draws;
   for (int r = 0; r < resamples; ++r) {
     const std::vector<TimeToEvent> sa = resample(ra, gen), sb = resample(rb, gen);
-    draws.push_back(ratio_of_medians(median_time(sa).estimate, median_time(sb).estimate));
+    draws.push_back(ratio_of_medians(bounded_median(sa), bounded_median(sb)));
   }
   std::tie(out.low, out.high) = percentile_interval(std::move(draws));  // drops the NaN draws
   if (std::isnan(out.low)) {  // no draw had a ratio

@@ -84,11 +84,16 @@ struct LogRank {
 };
 LogRank log_rank(const std::vector<TimeToEvent>& a, const std::vector<TimeToEvent>& b);
 
-// median_time(a) / median_time(b), with a percentile bootstrap interval (percentile_interval): each
-// group resampled with replacement on its own, `resamples` times, from Generator(seed). Infinite
-// medians: inf / finite = inf, finite / inf = 0, x / 0 = inf (x > 0); inf / inf and 0 / 0 have no
-// ratio (NaN estimate; such draws are dropped). A bound may be 0 or inf: the interval is open there.
-// n = runs in a and b together; method "KM median ratio bootstrap". p_value stays NaN: use log_rank.
+// The KM median, or where it is not reached (fewer than half of the runs got there, S stays above
+// 1/2) the longest time observed: a lower bound on it. NaN for no runs.
+double bounded_median(const std::vector<TimeToEvent>& runs);
+
+// bounded_median(a) / bounded_median(b), with a percentile bootstrap interval (percentile_interval):
+// each group resampled with replacement on its own, `resamples` times, from Generator(seed). Where
+// b's median is not reached the ratio is an upper bound on the true one (its run length stands in),
+// where a's is not reached a lower bound; both unreached: the ratio of the run lengths. x / 0 = inf
+// (x > 0), 0 / 0 has no ratio (NaN; such draws are dropped). n = runs in a and b together; method
+// "KM median ratio bootstrap". p_value stays NaN: use log_rank.
 Interval median_ratio(const std::vector<TimeToEvent>& a, const std::vector<TimeToEvent>& b,
                       int resamples = 2000, uint64_t seed = 20200212);
 

@@ -144,6 +144,63 @@ TEST(XiongDesign, TimeVerdictComparesKaplanMeierMedians) {
   EXPECT_EQ(reverse.verdict, "contradicted") << interval_text(reverse.estimate);
 }
 
+// A target the slower arm never reaches in most runs: its run length stands in for its median, so
+// the ratio is a finite upper bound (not 0) and the note says so.
+TEST(XiongDesign, TimeVerdictBoundsAMedianThatIsNotReached) {
+  Context ctx;
+  ctx.grids = make_grids(true);
+  ctx.config_dir = kDir;
+  const Grids& g = ctx.grids;
+  const TrainPoint fast = section4_arm(g.lrs[0], g.section4_drop), slow = e3_arm("post", g.lrs[0], g.warmup_steps("long"));
+  TrainingResults runs;
+  for (const int seed : seeds_of(g, Task::Copy, fast)) {
+    RunOutcome r = outcome({{50, 2.0}, {100, 0.5}, {300, 0.1}}, 300);
+    r.point = fast;
+    r.point.seed = seed;
+    runs.add(r);
+  }
+  for (const int seed : seeds_of(g, Task::Copy, slow)) {
+    RunOutcome r = outcome({{100, 3.0}, {200, 2.0}, {300, 1.5}}, 300);
+    r.point = slow;
+    r.point.seed = seed;
+    runs.add(r);
+  }
+  std::string table;
+  const Verdict v = time_verdict(ctx, Task::Copy, runs, fast, slow, 1.0, "E3d-test", table);
+  EXPECT_DOUBLE_EQ(v.estimate.estimate, 100.0 / 300.0);
+  EXPECT_EQ(v.verdict, "reproduced") << interval_text(v.estimate);
+  EXPECT_NE(v.note.find("upper bound"), std::string::npos) << v.note;
+}
+
+// Two arms that both stay at chance: however consistent their difference, it is no evidence about
+// warmup, so the claim is inconclusive; with one arm learning the same comparison is decided.
+TEST(XiongDesign, ADifferenceBetweenTwoArmsThatNeitherLearnedDecidesNothing) {
+  Context ctx;
+  ctx.grids = make_grids(true);
+  ctx.config_dir = kDir;
+  const Grids& g = ctx.grids;
+  const TrainPoint none = e3_arm("post", g.lrs[0], 1, "sgd"), lng = e3_arm("post", g.lrs[0], g.warmup_steps("long"), "sgd");
+  const auto runs_with = [&](double none_final, double long_final) {
+    TrainingResults runs;
+    for (const auto& [arm, final, spread] : {std::tuple{none, none_final, 0.001}, std::tuple{lng, long_final, 0.0005}})
+      for (const int seed : seeds_of(g, Task::Copy, arm)) {
+        RunOutcome r = outcome({{100, 4.1}, {300, final + spread * seed}}, 300);
+        r.point = arm;
+        r.point.seed = seed;
+        runs.add(r);
+      }
+    return runs;
+  };
+  const Verdict chance = difference_verdict(ctx, "E3h-test", "claim", "paper", "quantity", runs_with(4.12, 4.10), none,
+                                            lng, 300, 0.0, Side::Above);
+  EXPECT_EQ(chance.verdict, "inconclusive") << interval_text(chance.estimate);
+  EXPECT_GT(chance.estimate.low, 0.0);  // the interval alone would have decided it
+  EXPECT_NE(chance.note.find("neither arm learned"), std::string::npos) << chance.note;
+  const Verdict learned = difference_verdict(ctx, "E3h-test", "claim", "paper", "quantity", runs_with(4.12, 0.5), none,
+                                             lng, 300, 0.0, Side::Above);
+  EXPECT_EQ(learned.verdict, "reproduced") << interval_text(learned.estimate);
+}
+
 TEST(XiongDesign, SensitivitySubtractsEachSettingsOwnBestOverAtLeastFiveLrs) {
   EXPECT_DOUBLE_EQ(lr_sensitivity({1.0, 2.0, 3.0, 4.0, 5.0}), 2.0);
   EXPECT_DOUBLE_EQ(lr_sensitivity({0.5, 0.5, 0.5, 0.5, 0.5}), 0.0);  // flat: insensitive, whatever its level

@@ -194,26 +194,31 @@ TEST(XiongSurvival, MedianRatioWithABootstrapInterval) {
   EXPECT_EQ(point.high, 2.0);
 }
 
-TEST(XiongSurvival, MedianRatioHandlesInfiniteMedians) {
+// A median that is not reached is bounded by the longest time observed (the KM curve is above 1/2
+// up to it): never {10+, 10+} has median > 10, so never / fast (median 2) is at least 5 and
+// fast / never at most 0.2, never 0 or inf.
+TEST(XiongSurvival, MedianRatioBoundsAMedianThatIsNotReached) {
   const std::vector<TimeToEvent> never = {{10, false}, {10, false}}, fast = reached_at({1, 2, 3});
-  const Interval inf = median_ratio(never, fast, 200);
-  EXPECT_EQ(inf.estimate, INFINITY);
-  EXPECT_EQ(inf.low, INFINITY);
-  EXPECT_EQ(inf.high, INFINITY);
-  const Interval zero = median_ratio(fast, never, 200);
-  EXPECT_EQ(zero.estimate, 0.0);
-  EXPECT_EQ(zero.low, 0.0);
-  EXPECT_EQ(zero.high, 0.0);
-  // a = {1, 2+}: S(1) = 1/2 (median 1) unless a resample is {2+, 2+} (probability 1/4: median inf);
-  // b is always 1. The draws are 1 or inf, a quarter inf: the interval is [1, inf), open above.
+  EXPECT_EQ(bounded_median(never), 10.0);
+  EXPECT_EQ(bounded_median(fast), 2.0);
+  const Interval at_least = median_ratio(never, fast, 400);
+  EXPECT_DOUBLE_EQ(at_least.estimate, 5.0);
+  EXPECT_DOUBLE_EQ(at_least.low, 10.0 / 3.0);  // fast's resampled medians are 1, 2 or 3
+  EXPECT_DOUBLE_EQ(at_least.high, 10.0);
+  const Interval at_most = median_ratio(fast, never, 400);
+  EXPECT_DOUBLE_EQ(at_most.estimate, 0.2);
+  EXPECT_DOUBLE_EQ(at_most.low, 0.1);
+  EXPECT_DOUBLE_EQ(at_most.high, 0.3);
+  // a = {1, 2+}: S(1) = 1/2 (median 1) unless a resample is {2+, 2+} (probability 1/4: median > 2,
+  // bounded by 2); b is always 1. The draws are 1 or 2, a quarter 2.
   const Interval open = median_ratio({{1, true}, {2, false}}, reached_at({1, 1}), 400);
   EXPECT_EQ(open.estimate, 1.0);
   EXPECT_EQ(open.low, 1.0);
-  EXPECT_EQ(open.high, INFINITY);
-  const Interval undefined = median_ratio(never, never, 50);
-  EXPECT_TRUE(std::isnan(undefined.estimate));
-  EXPECT_EQ(undefined.low, 0.0);
-  EXPECT_EQ(undefined.high, INFINITY);
+  EXPECT_EQ(open.high, 2.0);
+  const Interval both = median_ratio(never, never, 50);  // neither reached: run length over run length
+  EXPECT_EQ(both.estimate, 1.0);
+  EXPECT_EQ(both.low, 1.0);
+  EXPECT_EQ(both.high, 1.0);
 }
 
 // Exponential times (rate 1: median log 2) censored at a uniform [0, 3) follow-up, n = 40, 1000
