@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - Debian 11's Python 3.9
             return _toml.loads(f.read().decode())
 
 
-# ---- config: experiments/run_config.h, nn/model_config.h, optim/optimizer.h, optim/schedule.h ----
+# ---- config: config/run_config.h, nn/model_config.h, optim/optimizer.h, optim/schedule.h ----
 DEFAULTS = {
     "model": dict(vocab_size=256, d_model=128, n_heads=4, n_layers=4, d_ff=512, context_length=64,
                   n_kv_heads=0, head_dim=0, position_embedding="learned", rope_theta=10000.0,
@@ -65,7 +65,7 @@ def _parse_value(text):
 
 def load_config(path=None, overrides=(), text=None):
     """The resolved config as {section: {key: value}}: defaults, then the preset, then the file's
-    keys, then "section.key=value" overrides (experiments/config.h). Unknown keys are kept (normlab
+    keys, then "section.key=value" overrides (config/config.h). Unknown keys are kept (normlab
     rejects them; this script trusts normlab to have validated the file)."""
     raw = {}
     if text is not None:

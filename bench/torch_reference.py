@@ -61,7 +61,7 @@ ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I32": np.
 
 
 def read_safetensors(path):
-    """({name: numpy array}, metadata) of a safetensors file (experiments/safetensors.h)."""
+    """({name: numpy array}, metadata) of a safetensors file (io/safetensors.h)."""
     with open(path, "rb") as f:
         data = f.read()
     (header_len,) = struct.unpack("<Q", data[:8])

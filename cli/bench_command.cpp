@@ -2,8 +2,8 @@
 //                    [--random-data] [--json] [--resolved-config FILE] [--losses-from FILE]
 //
 // Times whole training steps of the model, optimizer and batch shape a config describes
-// (experiments/step_timing.h): W untimed warm-up steps, then N timed steps, each the trainer's own
-// step (experiments/train_step.h: forward under train.precision, loss, backward with fp16 loss
+// (train/step_timing.h): W untimed warm-up steps, then N timed steps, each the trainer's own
+// step (train/train_step.h: forward under train.precision, loss, backward with fp16 loss
 // scaling, clipping, optimizer step, zero_grad), then one step whose memory is measured. Batches
 // are drawn before timing (the trainer's training stream, or uniform random ids of
 // model.vocab_size with --random-data or data.source = "random"), so the figures are the step alone.
@@ -38,10 +38,10 @@
 #include "core/cpu/blas_core.h"
 #include "core/profiler.h"
 #include "cli/commands.h"
-#include "experiments/exit_codes.h"
-#include "experiments/config.h"
-#include "experiments/safetensors.h"
-#include "experiments/step_timing.h"
+#include "sweep/exit_codes.h"
+#include "config/config.h"
+#include "io/safetensors.h"
+#include "train/step_timing.h"
 #include "nn/transformer.h"
 
 namespace normlab::cli {

@@ -10,7 +10,7 @@
 namespace normlab::cli {
 
 // A command line that cannot work (a missing argument, a value out of range): main() prints it
-// with a hint and exits 2 (experiments/exit_codes.h). Errors found while running stay normlab::Error (exit 1).
+// with a hint and exits 2 (sweep/exit_codes.h). Errors found while running stay normlab::Error (exit 1).
 struct UsageError : Error {
   using Error::Error;
 };

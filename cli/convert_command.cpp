@@ -1,14 +1,14 @@
 // normlab convert SRC DST [--dtype float32|float64] [--model-type TYPE]
 // A Hugging Face checkpoint directory (config.json + model.safetensors) to a normlab run directory,
 // or a run directory (config.toml + checkpoint) to a Hugging Face directory; the direction follows
-// from what SRC holds (experiments/hf_convert.h).
+// from what SRC holds (hf/hf_convert.h).
 #include <fmt/core.h>
 
 #include <filesystem>
 
 #include "cli/commands.h"
 #include "core/error.h"
-#include "experiments/hf_convert.h"
+#include "hf/hf_convert.h"
 
 namespace normlab::cli {
 

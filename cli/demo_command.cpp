@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "core/norm_ops.h"
 #include "core/ops.h"
-#include "experiments/exit_codes.h"
+#include "sweep/exit_codes.h"
 
 namespace normlab::cli {
 

@@ -11,7 +11,7 @@
 #include "core/backend.h"
 #include "nn/model_cases.h"
 #include "cli/commands.h"
-#include "experiments/exit_codes.h"
+#include "sweep/exit_codes.h"
 
 namespace normlab::cli {
 

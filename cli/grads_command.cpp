@@ -6,8 +6,8 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
-#include "experiments/config.h"
-#include "experiments/safetensors.h"
+#include "config/config.h"
+#include "io/safetensors.h"
 #include "autograd/tape.h"
 #include "nn/transformer.h"
 

@@ -7,9 +7,9 @@
 #include "cli/commands.h"
 #include "core/cpu/blas_core.h"
 #include "core/error.h"
-#include "experiments/child_process.h"
-#include "experiments/communicator.h"
-#include "experiments/exit_codes.h"
+#include "sweep/child_process.h"
+#include "dist/communicator.h"
+#include "sweep/exit_codes.h"
 
 namespace {
 
@@ -29,7 +29,7 @@ void add_commands(CLI::App& app, int& exit_code) {
 }
 
 // Parses the command line and runs the subcommand; every outcome becomes one of our exit codes
-// (experiments/exit_codes.h), never CLI11's own (105, 106, ...).
+// (sweep/exit_codes.h), never CLI11's own (105, 106, ...).
 int run(CLI::App& app, int argc, char** argv, const int& exit_code) {
   try {
     app.parse(argc, argv);

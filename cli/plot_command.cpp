@@ -2,7 +2,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
-#include "experiments/plot.h"
+#include "plot/plot.h"
 
 namespace normlab::cli {
 

@@ -2,7 +2,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
-#include "experiments/exit_codes.h"
+#include "sweep/exit_codes.h"
 #include "xiong/suite.h"
 
 namespace normlab::cli {

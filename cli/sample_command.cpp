@@ -9,9 +9,9 @@
 #include "autograd/tape.h"
 #include "core/files.h"
 #include "core/ops.h"
-#include "experiments/checkpoint.h"
+#include "train/checkpoint.h"
 #include "cli/commands.h"
-#include "experiments/config.h"
+#include "config/config.h"
 
 namespace normlab::cli {
 

@@ -1,5 +1,5 @@
 // normlab sweep CONFIG.toml key=v1,v2 ... [--set key=value ...] [--jobs N] [--threads N] [--out DIR]
-// Runs the grid of overrides as child `normlab train` runs (experiments/sweep.h), prints a line per
+// Runs the grid of overrides as child `normlab train` runs (sweep/sweep.h), prints a line per
 // finished run and a final table. Exit 0 when every run completed or diverged (a divergence is a
 // result), 1 when any run failed; a config or override typo fails before anything runs.
 #include <fmt/core.h>
@@ -9,8 +9,8 @@
 #include <filesystem>
 
 #include "cli/commands.h"
-#include "experiments/exit_codes.h"
-#include "experiments/sweep.h"
+#include "sweep/exit_codes.h"
+#include "sweep/sweep.h"
 
 namespace normlab::cli {
 

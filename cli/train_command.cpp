@@ -1,13 +1,13 @@
 // normlab train CONFIG.toml [section.key=value ...] [--overwrite] [--resume RUN_DIR] [--quiet]
 // Under an MPI launcher (mpirun -np N normlab train ...) the N processes train one model data
-// parallel (experiments/data_parallel.h); rank 0 writes the run directory and prints.
+// parallel (dist/data_parallel.h); rank 0 writes the run directory and prints.
 #include <fmt/core.h>
 
 #include "cli/commands.h"
-#include "experiments/communicator.h"
-#include "experiments/config.h"
-#include "experiments/exit_codes.h"
-#include "experiments/trainer.h"
+#include "dist/communicator.h"
+#include "config/config.h"
+#include "sweep/exit_codes.h"
+#include "train/trainer.h"
 
 namespace normlab::cli {
 namespace {

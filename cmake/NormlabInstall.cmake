@@ -2,7 +2,8 @@
 #   P/include/normlab/<folder>/*.h      headers, included as "core/tensor.h", "nn/norms.h", ...
 #   P/lib/libnormlab_*.a                the libraries
 #   P/lib/cmake/normlab/                normlabConfig.cmake, its version file and the exported targets
-#                                       normlab::core, autograd, nn, optim, data, experiments, xiong
+#                                       normlab::core, autograd, nn, optim, data, io, config, dist, train,
+#                                       sweep, hf, plot, experiments (all seven), xiong
 #                                       (and normlab::cuda in a CUDA build)
 #   P/bin/normlab                       the command line
 # A program then writes find_package(normlab REQUIRED) and links normlab::nn (examples/ does).

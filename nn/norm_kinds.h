@@ -5,7 +5,7 @@
 // op (autograd/ops/norm.cpp over a backend kernel pair) is an optional speed-up behind the same row,
 // tested against the composed forward (tests/nn/norm_kinds_test.cpp).
 // The Norm module (nn/norms.h), the initialisation (nn/init.cpp), the memory estimate
-// (experiments/memory_estimate.cpp) and the gradient checks read this table; adding a norm is a
+// (train/memory_estimate.cpp) and the gradient checks read this table; adding a norm is a
 // row here and a name in nn/model_config.h (docs/adding_a_norm.md).
 #pragma once
 #include <cstdint>

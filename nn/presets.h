@@ -1,7 +1,7 @@
 // Named architecture presets: each sets the fields that define the family's structure (the keys of
 // preset_keys()) and keeps every other field (sizes, n_kv_heads, head_dim, dropout, seed, dtype)
 // from `base`. A key the config file or the command line sets explicitly wins over the preset
-// (experiments/config.cpp prints one line for each such key). What each preset does and does not
+// (config/config.cpp prints one line for each such key). What each preset does and does not
 // reproduce: docs/presets.md.
 //   gpt1:    post, layernorm eps 1e-5, gelu (tanh), bias, tied head, learned positions, normal(0.02)
 //   gpt2:    pre,  layernorm eps 1e-5, gelu (tanh), bias, tied head, learned positions, gpt2 init

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "experiments/config.h"
+#include "config/config.h"
 #include "optim/schedule.h"
 
 namespace normlab::xiong {

@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "experiments/run_config.h"
+#include "config/run_config.h"
 #include "xiong/grids.h"
 
 namespace normlab::xiong {

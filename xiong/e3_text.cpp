@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "experiments/config.h"
+#include "config/config.h"
 #include "xiong/e3_common.h"
 
 namespace normlab::xiong {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "experiments/config.h"
+#include "config/config.h"
 #include "xiong/experiments.h"
 #include "xiong/outcomes.h"
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "experiments/config.h"
-#include "experiments/run_dir.h"
+#include "config/config.h"
+#include "train/run_dir.h"
 #include "xiong/experiments.h"
 
 namespace normlab::xiong {

@@ -4,7 +4,7 @@
 // how often does float16 overflow (skipped steps, divergence)? The float32 arms are E3's runs.
 #include <fmt/format.h>
 
-#include "experiments/config.h"
+#include "config/config.h"
 #include "xiong/experiments.h"
 #include "xiong/outcomes.h"
 

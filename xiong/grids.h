@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/sweep.h"
+#include "sweep/sweep.h"
 #include "xiong/probes.h"
 
 namespace normlab::xiong {

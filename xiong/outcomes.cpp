@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "data/dataset.h"
-#include "experiments/config.h"
+#include "config/config.h"
 
 namespace normlab::xiong {
 

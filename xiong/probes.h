@@ -16,7 +16,7 @@
 
 #include "core/tensor.h"
 
-#include "experiments/run_config.h"
+#include "config/run_config.h"
 #include "nn/model_config.h"
 #include "nn/transformer.h"
 
@@ -86,7 +86,7 @@ LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& prob
 double output_change_after_adam_step(const ModelConfig& config, const ProbeBatch& probe, double lr,
                                      uint64_t data_seed);
 
-// Wall milliseconds of one training step (the trainer's, experiments/train_step.h: its model,
+// Wall milliseconds of one training step (the trainer's, train/train_step.h: its model,
 // optimizer, schedule, precision and clipping) for each config on one batch of random tokens,
 // timed in the same process, alternating between the configs `repeats` times after `warmup`
 // untimed steps each: [config][repeat], so that samples with the same index were taken side by side.

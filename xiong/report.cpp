@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "experiments/atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace fs = std::filesystem;
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/gnuplot.h"
+#include "plot/gnuplot.h"
 #include "xiong/grids.h"
 #include "xiong/stats.h"
 

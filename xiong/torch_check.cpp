@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "experiments/config.h"
-#include "experiments/safetensors.h"
+#include "config/config.h"
+#include "io/safetensors.h"
 #include "nn/transformer.h"
 #include "xiong/experiments.h"
 #include "xiong/probes.h"

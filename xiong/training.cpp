@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "experiments/run_dir.h"
-#include "experiments/sweep.h"
+#include "train/run_dir.h"
+#include "sweep/sweep.h"
 #include "xiong/stats.h"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// The suite's training runs: one sweep (experiments/sweep.h) per base config, every point a
+// The suite's training runs: one sweep (sweep/sweep.h) per base config, every point a
 // TrainPoint, and the results read back from each run directory (summary.json, metrics.jsonl).
 #pragma once
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "experiments/run_status.h"
+#include "config/run_status.h"
 #include "xiong/grids.h"
 #include "xiong/report.h"
 

@@ -8,9 +8,9 @@
 
 #include "checkpoint_test_util.h"
 #include "command_util.h"
-#include "experiments/checkpoint.h"
-#include "experiments/config.h"
-#include "experiments/trainer.h"
+#include "train/checkpoint.h"
+#include "config/config.h"
+#include "train/trainer.h"
 #include "spawn_util.h"
 #include "test_util.h"
 

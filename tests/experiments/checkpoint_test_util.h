@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
-#include "experiments/safetensors.h"
+#include "io/safetensors.h"
 
 namespace normlab::test {
 

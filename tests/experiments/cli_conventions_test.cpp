@@ -1,7 +1,7 @@
 // The command line's conventions, checked on the built binary: --version, a bare `normlab`, and
 // the documented exit codes (README.md, `normlab --help`): 0 done, 1 an error while running,
 // 2 a usage error, 3 a diverged run under train.fail_on_divergence. The codes are written here as
-// numbers, not taken from experiments/exit_codes.h: they are a contract with scripts.
+// numbers, not taken from sweep/exit_codes.h: they are a contract with scripts.
 #include <gtest/gtest.h>
 
 #include <fstream>

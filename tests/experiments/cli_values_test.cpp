@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "command_util.h"
-#include "experiments/sweep.h"
+#include "sweep/sweep.h"
 #include "test_util.h"
 
 namespace normlab {

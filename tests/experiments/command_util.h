@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "experiments/config.h"
+#include "config/config.h"
+#include "config/toml_codec.h"
 
 namespace normlab::test {
 

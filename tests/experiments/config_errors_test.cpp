@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "command_util.h"
-#include "experiments/config.h"
+#include "config/config.h"
 #include "test_util.h"
 
 namespace normlab {

@@ -1,7 +1,7 @@
 // Reading and writing run configurations: round trip, overrides, presets.
 #include <gtest/gtest.h>
 
-#include "experiments/config.h"
+#include "config/config.h"
 #include "nn/presets.h"
 #include "test_util.h"
 

@@ -2,7 +2,7 @@
 // is killed (SIGKILL) at random moments, killed at every file-system step of its checkpoint writer,
 // and made to hit a full disk (ENOSPC) at every such step; each time `--resume` continues, and the
 // finished run is bit-identical to an uninterrupted one. The faults come from the test hook in
-// experiments/fault_injection.h (NORMLAB_FAULT_INJECT).
+// io/fault_injection.h (NORMLAB_FAULT_INJECT).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,8 +13,9 @@
 
 #include "checkpoint_test_util.h"
 #include "event_file_util.h"
-#include "experiments/config.h"
-#include "experiments/run_dir.h"
+#include "config/config.h"
+#include "config/toml_codec.h"
+#include "train/run_dir.h"
 #include "spawn_util.h"
 #include "test_util.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/random.h"
-#include "experiments/data_parallel.h"
+#include "dist/data_parallel.h"
 #include "test_util.h"
 
 namespace normlab {

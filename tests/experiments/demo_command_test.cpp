@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "command_util.h"
-#include "experiments/exit_codes.h"
+#include "sweep/exit_codes.h"
 
 namespace normlab {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/files.h"
-#include "experiments/directory_lock.h"
+#include "io/directory_lock.h"
 
 namespace normlab::test {
 

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "core/files.h"
-#include "experiments/tensorboard.h"
-#include "experiments/tensorboard_format.h"
+#include "train/tensorboard.h"
+#include "io/tensorboard_format.h"
 
 namespace normlab::test {
 

@@ -12,9 +12,9 @@
 #include "command_util.h"
 #include "core/backend.h"
 #include "core/bytes.h"
-#include "experiments/config.h"
-#include "experiments/memory_estimate.h"
-#include "experiments/trainer.h"
+#include "config/config.h"
+#include "train/memory_estimate.h"
+#include "train/trainer.h"
 #include "nn/transformer.h"
 #include "test_util.h"
 

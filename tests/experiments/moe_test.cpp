@@ -7,10 +7,10 @@
 #include <numeric>
 
 #include "command_util.h"
-#include "experiments/config.h"
-#include "experiments/run_dir.h"
-#include "experiments/safetensors.h"
-#include "experiments/trainer.h"
+#include "config/config.h"
+#include "train/run_dir.h"
+#include "io/safetensors.h"
+#include "train/trainer.h"
 #include "nn/moe.h"
 #include "nn/transformer.h"
 #include "test_util.h"

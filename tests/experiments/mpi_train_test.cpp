@@ -1,4 +1,4 @@
-// Data-parallel training over MPI (experiments/data_parallel.h), end to end with the built binary
+// Data-parallel training over MPI (dist/data_parallel.h), end to end with the built binary
 // under `mpirun --oversubscribe -np 2`: the same result as one process with the same global batch,
 // resuming, a rank that dies, and the batch-size check. Skipped in a build without MPI.
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "command_util.h"
-#include "experiments/run_dir.h"
-#include "experiments/safetensors.h"
+#include "train/run_dir.h"
+#include "io/safetensors.h"
 #include "test_util.h"
 
 namespace normlab {
@@ -168,7 +168,7 @@ TEST(MpiTrain, AnErrorOnRankZeroEndsTheJob) {
   MpiRun t;
   // The disk is full when rank 0 writes the checkpoint of step 10: rank 1 must not wait for it.
   const auto r = test::run_command("timeout 120 " + t.mpirun(2, t.train_args("full_disk"), "NORMLAB_FAULT_INJECT=enospc@12"));
-  EXPECT_EQ(r.exit_code, 1) << r.output;  // an error while running (experiments/exit_codes.h)
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // an error while running (sweep/exit_codes.h)
   EXPECT_NE(r.output.find("error (rank 0 of 2): [checkpoint] step 10 was not saved"), std::string::npos) << r.output;
 }
 

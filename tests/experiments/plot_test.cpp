@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "core/files.h"
-#include "experiments/plot.h"
-#include "experiments/run_dir.h"
+#include "plot/plot.h"
+#include "train/run_dir.h"
 #include "test_util.h"
 
 namespace normlab {

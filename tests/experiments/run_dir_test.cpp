@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "experiments/run_dir.h"
+#include "train/run_dir.h"
 #include "test_util.h"
 
 namespace normlab {

@@ -8,9 +8,9 @@
 
 #include "command_util.h"
 #include "dir_snapshot.h"
-#include "experiments/config.h"
-#include "experiments/run_dir.h"
-#include "experiments/trainer.h"
+#include "config/config.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
 #include "process_util.h"
 #include "test_util.h"
 

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "core/files.h"
-#include "experiments/safetensors.h"
+#include "io/safetensors.h"
 #include "test_util.h"
 
 namespace normlab {

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/files.h"
-#include "experiments/safetensors.h"
+#include "io/safetensors.h"
 #include "test_util.h"
 
 namespace normlab {

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "experiments/config.h"
-#include "experiments/directory_lock.h"
-#include "experiments/run_dir.h"
+#include "config/config.h"
+#include "io/directory_lock.h"
+#include "train/run_dir.h"
 #include "dir_snapshot.h"
 #include "sweep_test_util.h"
 

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "experiments/directory_lock.h"
+#include "io/directory_lock.h"
 #include "process_util.h"
 #include "sweep_test_util.h"
 

@@ -7,9 +7,9 @@
 #include <map>
 
 #include "command_util.h"
-#include "experiments/config.h"
-#include "experiments/run_dir.h"
-#include "experiments/sweep.h"
+#include "config/config.h"
+#include "train/run_dir.h"
+#include "sweep/sweep.h"
 #include "sweep_test_util.h"
 #include "test_util.h"
 

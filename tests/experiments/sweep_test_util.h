@@ -3,7 +3,7 @@
 #include <string>
 
 #include "command_util.h"
-#include "experiments/sweep.h"
+#include "sweep/sweep.h"
 #include "test_util.h"
 
 namespace normlab::test {

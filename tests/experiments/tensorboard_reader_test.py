@@ -5,9 +5,9 @@
 Runs tiny trainings and loads each run directory with
 tensorboard.backend.event_processing.event_accumulator.EventAccumulator, then checks that every
 scalar tag, step and value is the number metrics.jsonl and grad_norms.csv hold (as a float32),
-with no tag or step missing, extra or repeated (tag names: experiments/tensorboard.h):
+with no tag or step missing, extra or repeated (tag names: train/tensorboard.h):
   1. a plain run;
-  2. a run killed (SIGKILL, experiments/fault_injection.h) while writing the checkpoint after step 5,
+  2. a run killed (SIGKILL, io/fault_injection.h) while writing the checkpoint after step 5,
      with events up to step 5 on disk and its last checkpoint at step 3, then resumed;
   3. a copy of run 1's event file with its last record cut short, as a kill in mid-write leaves it:
      everything but the last event is read.

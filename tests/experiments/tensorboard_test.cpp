@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "core/files.h"
-#include "experiments/tensorboard.h"
-#include "experiments/tensorboard_format.h"
+#include "train/tensorboard.h"
+#include "io/tensorboard_format.h"
 #include "event_file_util.h"
 #include "test_util.h"
 

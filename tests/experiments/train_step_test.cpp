@@ -1,10 +1,10 @@
-// The one training step (experiments/train_step.h): the bench's timed steps are the trainer's, so
+// The one training step (train/train_step.h): the bench's timed steps are the trainer's, so
 // N bench steps on the trainer's batches leave the trainer's weights, bit for bit.
 #include <gtest/gtest.h>
 
-#include "experiments/checkpoint.h"
-#include "experiments/step_timing.h"
-#include "experiments/train_step.h"
+#include "train/checkpoint.h"
+#include "train/step_timing.h"
+#include "train/train_step.h"
 #include "core/ops.h"
 #include "trainer_test_util.h"
 

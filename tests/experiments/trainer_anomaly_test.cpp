@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "command_util.h"
-#include "experiments/config.h"
-#include "experiments/run_dir.h"
-#include "experiments/trainer.h"
+#include "config/config.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
 #include "test_util.h"
 
 namespace normlab {

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "command_util.h"
-#include "experiments/config.h"
-#include "experiments/run_dir.h"
-#include "experiments/trainer.h"
+#include "config/config.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
 #include "test_util.h"
 
 namespace normlab::test {

@@ -1,4 +1,4 @@
-// libFuzzer target: the checkpoint readers of experiments/checkpoint_format.h on arbitrary bytes.
+// libFuzzer target: the checkpoint readers of train/checkpoint_format.h on arbitrary bytes.
 //   input = <selector byte> <file text>; an even selector feeds parse_manifest (manifest.json),
 //   an odd one parse_trainer_state (trainer_state.json)
 // Every input must end in a parsed value or a normlab::Error; any other exception, a crash, a
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "experiments/checkpoint_format.h"
+#include "train/checkpoint_format.h"
 
 namespace {
 

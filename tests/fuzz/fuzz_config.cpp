@@ -1,4 +1,4 @@
-// libFuzzer target: the config reader (experiments/config.h) on arbitrary bytes, as a TOML file
+// libFuzzer target: the config reader (config/config.h) on arbitrary bytes, as a TOML file
 // plus command-line overrides:
 //   input = <file text> [ '\0' <override> '\n' <override> ... ]
 // Every input must end in a RunConfig or a normlab::Error; any other exception, a crash, a
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "experiments/config.h"
+#include "config/config.h"
 #include "fuzz_util.h"
 
 namespace {

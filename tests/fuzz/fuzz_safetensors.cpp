@@ -1,4 +1,4 @@
-// libFuzzer target: the safetensors reader (experiments/safetensors.h) on arbitrary bytes.
+// libFuzzer target: the safetensors reader (io/safetensors.h) on arbitrary bytes.
 // Every input must end in a SafetensorsFile or a normlab::Error; any other exception, a crash, a
 // sanitizer report or a hang is a finding. A file that reads is written with save_safetensors
 // and read again: the same names in the same order, metadata, dtypes, shapes and bytes.
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "experiments/safetensors.h"
+#include "io/safetensors.h"
 #include "fuzz_util.h"
 
 namespace {

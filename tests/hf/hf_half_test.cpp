@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "../experiments/test_util.h"
-#include "experiments/hf_checkpoint.h"
-#include "experiments/safetensors.h"
+#include "hf/hf_checkpoint.h"
+#include "io/safetensors.h"
 #include "hf_test_util.h"
 
 namespace normlab {

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/tape.h"
-#include "experiments/hf_checkpoint.h"
-#include "experiments/safetensors.h"
+#include "hf/hf_checkpoint.h"
+#include "io/safetensors.h"
 #include "nn/moe.h"
 #include "hf_test_util.h"
 

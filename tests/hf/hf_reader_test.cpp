@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "../experiments/test_util.h"
-#include "experiments/hf_checkpoint.h"
-#include "experiments/hf_convert.h"
-#include "experiments/safetensors.h"
+#include "hf/hf_checkpoint.h"
+#include "hf/hf_convert.h"
+#include "io/safetensors.h"
 #include "hf_test_util.h"
 
 namespace normlab {

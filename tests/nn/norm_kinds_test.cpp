@@ -7,6 +7,7 @@
 #include "autograd/tape.h"
 #include "core/ops.h"
 #include "core/random.h"
+#include "nn/model_cases.h"
 #include "nn/norms.h"
 #include "nn/transformer.h"
 
@@ -81,15 +82,8 @@ TEST(NormKinds, FusedOpsEqualTheirComposedForwardAndBackward) {
 
 // The model's norms start at the table's values: dyt's alpha 0.5, weights 1, biases 0.
 TEST(NormKinds, InitialisationFollowsTheTable) {
-  ModelConfig c;
-  c.vocab_size = 11;
-  c.d_model = 8;
-  c.n_heads = 2;
-  c.n_layers = 2;
-  c.d_ff = 16;
-  c.context_length = 5;
+  ModelConfig c = tiny_model_config(NormPlacement::Pre);  // d_model 8, 2 layers
   c.norm_type = NormType::DynamicTanh;
-  c.norm_placement = NormPlacement::Pre;
   const TransformerLM model(c);
   int alphas = 0;
   for (const auto& [name, p] : model.named_parameters()) {
@@ -105,22 +99,16 @@ TEST(NormKinds, InitialisationFollowsTheTable) {
 
 // Dyt with no fused op: a tiny pre-norm model's loss falls on a fixed batch under plain SGD.
 TEST(NormKinds, AComposedOnlyNormTrains) {
-  ModelConfig c;
-  c.vocab_size = 7;
-  c.d_model = 8;
-  c.n_heads = 2;
-  c.n_layers = 2;
-  c.d_ff = 16;
-  c.context_length = 6;
+  ModelConfig c = tiny_model_config(NormPlacement::Pre);  // vocabulary 11, context 5
   c.norm_type = NormType::DynamicTanh;
   TransformerLM model(c);
   Generator gen(5);
-  std::vector<int32_t> ids(12), targets(12);
+  std::vector<int32_t> ids(10), targets(10);
   for (size_t i = 0; i < ids.size(); ++i) {
-    ids[i] = static_cast<int32_t>(gen.below(7));
-    targets[i] = (ids[i] + 1) % 7;
+    ids[i] = static_cast<int32_t>(gen.below(11));
+    targets[i] = (ids[i] + 1) % 11;  // the next symbol: learnable from the input alone
   }
-  const Tensor in = Tensor::from_ints(ids, {2, 6}), out = Tensor::from_ints(targets, {2, 6});
+  const Tensor in = Tensor::from_ints(ids, {2, 5}), out = Tensor::from_ints(targets, {2, 5});
   double first = 0, last = 0;
   for (int step = 0; step < 30; ++step) {
     model.zero_grad();

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "experiments/config.h"
+#include "config/config.h"
 #include "nn/init.h"
 #include "nn/transformer.h"
 #include "optim/schedule.h"
@@ -111,6 +111,25 @@ TEST(XiongDesign, TimeToTargetCensorsRunsThatNeverReachIt) {
   for (const bool quick : {false, true}) EXPECT_FALSE(make_grids(quick).copy_targets.empty());
 }
 
+// Runs of `fast` (reaching 0.5 at step 100) and `slow` with the given curve, one per seed of the grid.
+TrainingResults time_runs(const Grids& g, const TrainPoint& fast, const TrainPoint& slow,
+                          const std::vector<std::pair<double, double>>& slow_curve) {
+  TrainingResults runs;
+  for (const int seed : seeds_of(g, Task::Copy, fast)) {
+    RunOutcome r = outcome({{50, 2.0}, {100, 0.5}, {300, 0.1}}, 300);
+    r.point = fast;
+    r.point.seed = seed;
+    runs.add(r);
+  }
+  for (const int seed : seeds_of(g, Task::Copy, slow)) {
+    RunOutcome r = outcome(slow_curve, 300);
+    r.point = slow;
+    r.point.seed = seed;
+    runs.add(r);
+  }
+  return runs;
+}
+
 // E3d's verdict: the arm that reaches the target in a quarter of the steps is reproduced as faster,
 // with the ratio of Kaplan-Meier medians as its estimate; the reverse is contradicted.
 TEST(XiongDesign, TimeVerdictComparesKaplanMeierMedians) {
@@ -152,19 +171,7 @@ TEST(XiongDesign, TimeVerdictBoundsAMedianThatIsNotReached) {
   ctx.config_dir = kDir;
   const Grids& g = ctx.grids;
   const TrainPoint fast = section4_arm(g.lrs[0], g.section4_drop), slow = e3_arm("post", g.lrs[0], g.warmup_steps("long"));
-  TrainingResults runs;
-  for (const int seed : seeds_of(g, Task::Copy, fast)) {
-    RunOutcome r = outcome({{50, 2.0}, {100, 0.5}, {300, 0.1}}, 300);
-    r.point = fast;
-    r.point.seed = seed;
-    runs.add(r);
-  }
-  for (const int seed : seeds_of(g, Task::Copy, slow)) {
-    RunOutcome r = outcome({{100, 3.0}, {200, 2.0}, {300, 1.5}}, 300);
-    r.point = slow;
-    r.point.seed = seed;
-    runs.add(r);
-  }
+  const TrainingResults runs = time_runs(g, fast, slow, {{100, 3.0}, {200, 2.0}, {300, 1.5}});
   std::string table;
   const Verdict v = time_verdict(ctx, Task::Copy, runs, fast, slow, 1.0, "E3d-test", table);
   EXPECT_DOUBLE_EQ(v.estimate.estimate, 100.0 / 300.0);

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "experiments/config.h"
+#include "config/config.h"
 #include "xiong/arms.h"
 #include "xiong/experiments.h"
 #include "xiong/grids.h"

@@ -1,0 +1,170 @@
+#include "plot/plot.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "plot/gnuplot.h"
+#include "train/run_dir.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab {
+namespace {
+
+std::string run_name(const std::string& run_dir) {
+  fs::path p = fs::path(run_dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();  // "runs/a/" -> "runs/a"
+  return p.filename().string();
+}
+
+std::vector<std::string> split_metrics(const std::string& metric) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= metric.size()) {
+    const size_t comma = std::min(metric.find(',', start), metric.size());
+    if (comma > start) out.push_back(metric.substr(start, comma - start));
+    start = comma + 1;
+  }
+  NL_CHECK(!out.empty(), "plot", "empty gradient-norm metric");
+  return out;
+}
+
+// Column index of `metric` for every layer N present in the table: the column
+// "blocks.N.<metric>" (one parameter) or "<metric>.N" (layer.N, residual_rms.N, ...).
+std::map<int, int> layer_columns(const CsvTable& table, const std::string& metric,
+                                 const std::string& file) {
+  std::map<int, int> columns;
+  const std::string prefix = metric + ".";
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    const std::string& name = table.columns[c];
+    if (const int layer = block_index_of(name);
+        layer >= 0 && name == fmt::format("blocks.{}.{}", layer, metric)) {
+      columns[layer] = static_cast<int>(c);
+    } else if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
+               name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
+      columns[std::atoi(name.c_str() + prefix.size())] = static_cast<int>(c);
+    }
+  }
+  NL_CHECK(!columns.empty(), "plot", "{} has no column blocks.N.{} or {}.N (metric '{}')", file, metric,
+           metric, metric);
+  return columns;
+}
+
+CsvTable read_grad_norms(const std::string& run_dir, std::string& file) {
+  file = (fs::path(run_dir) / run_files::kGradNorms).string();
+  NL_CHECK(fs::exists(file), "plot", "missing {}: is '{}' a run directory?", file, run_dir);
+  CsvTable table = read_csv(file);
+  NL_CHECK(table.column("step") == 0, "plot", "{}: the first column must be 'step'", file);
+  return table;
+}
+
+// The y label for a metric, from the column it was found in.
+std::string metric_label(const CsvTable& table, const std::map<int, int>& columns,
+                         const std::string& metric) {
+  if (table.columns[columns.begin()->second].rfind("blocks.", 0) == 0)
+    return "gradient L2 norm of " + metric;
+  return metric == "layer" ? "gradient L2 norm of each layer (all its parameters)" : metric;
+}
+
+}  // namespace
+
+void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::string& output,
+                          const std::string& metric, const std::string& title) {
+  NL_CHECK(!run_dirs.empty(), "plot", "no run directories given for '{}'", output);
+  const std::vector<std::string> metrics = split_metrics(metric);
+  Chart chart;
+  chart.title = title.empty() ? "Gradient norm at initialization" : title;
+  chart.xlabel = "layer";
+  chart.ylabel = "gradient L2 norm at step 0";
+  chart.log_y = true;
+  int max_layer = 0;
+  for (size_t r = 0; r < run_dirs.size(); ++r) {
+    std::string file;
+    const CsvTable table = read_grad_norms(run_dirs[r], file);
+    const std::vector<double>* step0 = nullptr;
+    for (const auto& row : table.rows)
+      if (row[0] == 0.0) step0 = &row;
+    NL_CHECK(step0 != nullptr, "plot", "{} has no step-0 row (gradients at initialization)", file);
+    for (size_t m = 0; m < metrics.size(); ++m) {
+      const std::map<int, int> columns = layer_columns(table, metrics[m], file);
+      if (metrics.size() == 1) chart.ylabel = metric_label(table, columns, metrics[m]) + " at step 0";
+      ChartSeries series;
+      series.title = metrics.size() == 1 ? run_name(run_dirs[r])
+                                         : fmt::format("{} ({})", run_name(run_dirs[r]), metrics[m]);
+      series.color = static_cast<int>(r) + 1;
+      series.dashed = m > 0;
+      series.markers = true;
+      for (const auto& [layer, column] : columns) {
+        series.points.emplace_back(layer, (*step0)[column]);
+        max_layer = std::max(max_layer, layer);
+      }
+      chart.series.push_back(std::move(series));
+    }
+  }
+  chart.integer_x = max_layer < 24;
+  render_chart(chart, output);
+}
+
+void plot_grad_norms_over_steps(const std::string& run_dir, const std::string& output,
+                                const std::string& metric, const std::string& title) {
+  std::string file;
+  const CsvTable table = read_grad_norms(run_dir, file);
+  NL_CHECK(!table.rows.empty(), "plot", "{} has no rows", file);
+  Chart chart;
+  chart.title = title.empty() ? fmt::format("Gradient norm per layer during training: {}", run_name(run_dir))
+                              : title;
+  chart.xlabel = "step";
+  chart.x_from_zero = true;
+  const std::map<int, int> columns = layer_columns(table, metric, file);
+  chart.ylabel = metric_label(table, columns, metric);
+  chart.log_y = true;
+  for (const auto& [layer, column] : columns) {
+    ChartSeries series;
+    series.title = fmt::format("layer {}", layer);
+    series.color = layer + 1;
+    series.markers = table.rows.size() < 30;
+    for (const auto& row : table.rows) series.points.emplace_back(row[0], row[column]);
+    chart.series.push_back(std::move(series));
+  }
+  render_chart(chart, output);
+}
+
+void plot_loss_curves(const std::vector<std::string>& run_dirs, const std::string& output,
+                      const std::string& title, bool log_y) {
+  NL_CHECK(!run_dirs.empty(), "plot", "no run directories given for '{}'", output);
+  Chart chart;
+  chart.title = title.empty() ? "Training and validation loss" : title;
+  chart.xlabel = "step";
+  chart.ylabel = "cross-entropy loss";
+  chart.log_y = log_y;
+  chart.x_from_zero = true;
+  for (size_t r = 0; r < run_dirs.size(); ++r) {
+    const std::string file = (fs::path(run_dirs[r]) / run_files::kMetrics).string();
+    NL_CHECK(fs::exists(file), "plot", "missing {}: is '{}' a run directory?", file, run_dirs[r]);
+    ChartSeries train, val;
+    train.title = run_name(run_dirs[r]) + " train";
+    val.title = run_name(run_dirs[r]) + " val";
+    train.color = val.color = static_cast<int>(r) + 1;
+    val.dashed = val.markers = true;
+    for (const nlohmann::json& record : read_metrics(file)) {
+      if (!record.contains(kStepKey) || !record[kStepKey].is_number()) continue;
+      const double step = record[kStepKey].get<double>();
+      // null (a NaN/Inf loss) is skipped: the chart shows the run up to where it diverged
+      if (record.contains(kTrainLossKey) && record[kTrainLossKey].is_number())
+        train.points.emplace_back(step, record[kTrainLossKey].get<double>());
+      if (record.contains(kValLossKey) && record[kValLossKey].is_number())
+        val.points.emplace_back(step, record[kValLossKey].get<double>());
+    }
+    NL_CHECK(!train.points.empty() || !val.points.empty(), "plot", "{} has no {} or {} values", file,
+             kTrainLossKey, kValLossKey);
+    if (!train.points.empty()) chart.series.push_back(std::move(train));
+    if (!val.points.empty()) chart.series.push_back(std::move(val));
+  }
+  render_chart(chart, output);
+}
+
+}  // namespace normlab

@@ -1,0 +1,33 @@
+// Charts from run directories (train/run_dir.h), drawn by gnuplot into .svg or .png.
+// Legend entries are run names (the run directory's last path component).
+//
+// `metric` picks the column per layer N in grad_norms.csv: "blocks.N.<metric>" (one parameter;
+// default ffn.w2.weight, the FFN output projection whose gradient Xiong et al. 2020 plot in
+// Figure 3) or "<metric>.N": "layer" -> layer.N (L2 norm over every parameter of block N), or an
+// extra per-layer column the trainer writes (e.g. residual_rms.N).
+// Several metrics may be given separated by commas ("ffn.w2.weight,layer"): one line per run and
+// metric. Every function throws "[plot] ..." naming the missing file/column or gnuplot's error.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace normlab {
+
+inline constexpr const char* kDefaultGradMetric = "ffn.w2.weight";
+
+// (a) Gradient norm at initialisation (the step-0 row) against layer index, one line per run,
+// log-scale y.
+void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::string& output,
+                          const std::string& metric = kDefaultGradMetric, const std::string& title = "");
+
+// (b) Gradient norm of each layer over training steps for one run: one line per layer, log y.
+void plot_grad_norms_over_steps(const std::string& run_dir, const std::string& output,
+                                const std::string& metric = kDefaultGradMetric,
+                                const std::string& title = "");
+
+// (c) Train loss (solid) and validation loss (dashed, same colour) of several runs from their
+// metrics.jsonl. log_y draws the loss on a log scale.
+void plot_loss_curves(const std::vector<std::string>& run_dirs, const std::string& output,
+                      const std::string& title = "", bool log_y = false);
+
+}  // namespace normlab

@@ -1,0 +1,256 @@
+#include "train/run_dir.h"
+#include "config/run_status.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab {
+namespace {
+
+std::vector<std::string> read_lines(const fs::path& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::ofstream open_for_append(const fs::path& path, bool fresh) {
+  std::ofstream out(path, fresh ? std::ios::trunc : std::ios::app);
+  NL_CHECK(out.good(), "run_dir", "cannot open '{}' for writing", path.string());
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The names in dir other than the lock file, sorted.
+std::vector<std::string> entries_besides_lock(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir))
+    if (entry.path().filename() != kLockFile) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A directory normlab has written: it holds the lock file (every run since locks exist), or a
+// config.toml that config_to_toml wrote (older runs).
+bool written_by_normlab(const fs::path& dir) {
+  if (fs::exists(dir / kLockFile)) return true;
+  std::ifstream in(dir / run_files::kConfig);
+  std::string first;
+  return std::getline(in, first) && first.rfind("# normlab run configuration", 0) == 0;
+}
+
+std::string list_some(const std::vector<std::string>& names) {
+  const size_t shown = std::min<size_t>(names.size(), 4);
+  return fmt::format("{}{}", fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "),
+                     names.size() > shown ? ", ..." : "");
+}
+
+// Empties a run directory, lock file aside. The summary goes first and config.toml next, so that
+// a kill half way leaves neither a "completed" run nor one that --resume would continue.
+void remove_run_contents(const fs::path& dir) {
+  std::vector<std::string> names = entries_besides_lock(dir);
+  const auto rank = [](const std::string& n) { return n == run_files::kSummary ? 0 : n == run_files::kConfig ? 1 : 2; };
+  std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+  for (const std::string& name : names) {
+    std::error_code error;
+    fs::remove_all(dir / name, error);  // a symbolic link is removed, not followed
+    NL_CHECK(!error, "run_dir", "--overwrite: cannot remove '{}': {}", (dir / name).string(), error.message());
+  }
+}
+
+// The checks of a fresh or overwriting run on an existing directory, before it is locked.
+void check_before_locking(const fs::path& dir, RunDirMode mode) {
+  const std::vector<std::string> names = entries_besides_lock(dir);
+  if (names.empty() || written_by_normlab(dir)) return;
+  fail("run_dir", "'{}' is not empty ({}) and is not a normlab run directory; choose another train.name "
+       "or train.out_dir{}", dir.string(), list_some(names),
+       mode == RunDirMode::overwrite ? " (--overwrite only empties directories that normlab wrote)" : "");
+}
+
+}  // namespace
+
+RunDir prepare_run_dir(const std::string& out_dir, const std::string& name, RunDirMode mode) {
+  const fs::path dir = fs::path(out_dir) / name;
+  if (mode == RunDirMode::resume) {
+    NL_CHECK(fs::is_directory(dir), "run_dir", "cannot resume: '{}' does not exist", dir.string());
+    return {dir, DirectoryLock(dir, "run_dir")};
+  }
+  std::error_code error;
+  fs::create_directories(dir, error);
+  NL_CHECK(!error && fs::is_directory(dir), "run_dir", "cannot create '{}': {}", dir.string(),
+           error.message());
+  check_before_locking(dir, mode);
+  RunDir run{dir, DirectoryLock(dir, "run_dir")};
+  const std::vector<std::string> names = entries_besides_lock(dir);
+  if (names.empty()) return run;
+  if (mode == RunDirMode::overwrite) {
+    remove_run_contents(dir);
+    return run;
+  }
+  NL_CHECK(!is_completed_run(dir), "run_dir",
+           "'{}' already holds a completed run ({} exists); choose another train.name, or start it over "
+           "with --overwrite", dir.string(), run_files::kSummary);
+  fail("run_dir", "'{}' already holds an unfinished run ({}); continue it with `normlab train --resume {}`, "
+       "start it over with --overwrite, or choose another train.name", dir.string(), list_some(names),
+       dir.string());
+}
+
+bool is_completed_run(const fs::path& run_dir) {
+  const fs::path summary = run_dir / run_files::kSummary;
+  if (!fs::exists(summary)) return false;
+  std::ifstream in(summary);
+  const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  return !(json.is_object() && json.contains("status") && json["status"] == enum_name(RunStatus::Stopped));
+}
+
+MetricsWriter::MetricsWriter(const fs::path& path, std::optional<int64_t> keep_through_step)
+    : path_(path) {
+  if (keep_through_step && fs::exists(path)) {
+    std::string kept;
+    for (const std::string& line : read_lines(path)) {
+      // A line that does not parse (cut short by a crash) or has no step is dropped.
+      nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+      if (record.is_discarded() || !record.is_object() || !record.contains(kStepKey) ||
+          !record[kStepKey].is_number_integer())
+        continue;
+      if (record[kStepKey].get<int64_t>() <= *keep_through_step) kept += line + "\n";
+    }
+    write_file_atomic(path.string(), kept);
+  }
+  out_ = open_for_append(path, !keep_through_step.has_value());
+}
+
+void MetricsWriter::write(const nlohmann::json& record) {
+  out_ << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  out_.flush();
+  NL_CHECK(out_.good(), "metrics", "writing '{}' failed", path_.string());
+}
+
+int block_index_of(const std::string& param_name) {
+  static const std::string prefix = "blocks.";
+  if (param_name.rfind(prefix, 0) != 0) return -1;
+  const size_t dot = param_name.find('.', prefix.size());
+  if (dot == std::string::npos || dot == prefix.size()) return -1;
+  const std::string digits = param_name.substr(prefix.size(), dot - prefix.size());
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6) return -1;
+  return std::atoi(digits.c_str());
+}
+
+std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param_names,
+                                           const std::vector<std::string>& extra_names) {
+  std::vector<std::string> columns = {"step"};
+  std::map<int, bool> layers;  // sorted by layer index
+  for (const std::string& name : param_names) {
+    columns.push_back(name);
+    if (int layer = block_index_of(name); layer >= 0) layers[layer] = true;
+  }
+  for (const auto& [layer, _] : layers) columns.push_back(fmt::format("layer.{}", layer));
+  columns.push_back("global");
+  columns.insert(columns.end(), extra_names.begin(), extra_names.end());
+  return columns;
+}
+
+std::vector<double> grad_norm_values(const std::vector<std::pair<std::string, double>>& norms,
+                                     const std::vector<std::pair<std::string, double>>& extra) {
+  // layer.N = sqrt(sum over params p in block N of ||g_p||^2); global the same over all params.
+  std::vector<double> values;
+  std::map<int, double> layer_squares;
+  double global_squares = 0.0;
+  for (const auto& [name, norm] : norms) {
+    values.push_back(norm);
+    if (int layer = block_index_of(name); layer >= 0) layer_squares[layer] += norm * norm;
+    global_squares += norm * norm;
+  }
+  for (const auto& [layer, squares] : layer_squares) values.push_back(std::sqrt(squares));
+  values.push_back(std::sqrt(global_squares));
+  for (const auto& [name, value] : extra) values.push_back(value);
+  return values;
+}
+
+GradNormWriter::GradNormWriter(const fs::path& path, std::optional<int64_t> keep_through_step)
+    : path_(path) {
+  if (keep_through_step && fs::exists(path)) {
+    std::vector<std::string> lines = read_lines(path);
+    std::string kept;
+    if (!lines.empty()) {
+      split_csv_line(lines[0], header_);
+      kept = lines[0] + "\n";
+    }
+    std::vector<std::string> cells;
+    for (size_t i = 1; i < lines.size(); ++i) {
+      if (!split_csv_line(lines[i], cells) || cells.size() != header_.size()) continue;  // a row cut short by a crash
+      char* end = nullptr;
+      const long long step = std::strtoll(cells[0].c_str(), &end, 10);
+      if (end != cells[0].c_str() && step <= *keep_through_step) kept += lines[i] + "\n";
+    }
+    write_file_atomic(path.string(), kept);
+  }
+  out_ = open_for_append(path, !keep_through_step.has_value());
+}
+
+std::vector<std::string> GradNormWriter::write(int64_t step,
+                                               const std::vector<std::pair<std::string, double>>& norms,
+                                               const std::vector<std::pair<std::string, double>>& extra) {
+  std::vector<std::string> names, extra_names;
+  for (const auto* list : {&norms, &extra}) {
+    for (const auto& [name, value] : *list) {
+      NL_CHECK(!name.empty() && name.find_first_of(",\"\n") == std::string::npos, "grad_norms",
+               "'{}' cannot be a CSV column name", name);
+      (list == &norms ? names : extra_names).push_back(name);
+    }
+  }
+  const std::vector<std::string> columns = grad_norm_columns(names, extra_names);
+  if (header_.empty()) {
+    header_ = columns;
+    out_ << csv_line(columns);
+  } else {
+    NL_CHECK(columns == header_, "grad_norms",
+             "{}: the columns of step {} differ from the header ({} columns now, {} in the header): "
+             "the parameter list must not change during a run", path_.string(), step, columns.size(),
+             header_.size());
+  }
+
+  std::vector<std::string> zero;
+  for (const auto& [name, norm] : norms)
+    if (norm == 0.0) zero.push_back(name);
+  std::vector<std::string> row = {fmt::format("{}", step)};
+  for (const double value : grad_norm_values(norms, extra)) row.push_back(csv_number(value));
+  out_ << csv_line(row);
+  out_.flush();
+  NL_CHECK(out_.good(), "grad_norms", "writing '{}' failed", path_.string());
+  return zero;
+}
+
+std::vector<nlohmann::json> read_metrics(const fs::path& path) {
+  NL_CHECK(fs::exists(path), "metrics", "'{}' does not exist", path.string());
+  std::vector<nlohmann::json> records;
+  const std::vector<std::string> lines = read_lines(path);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    nlohmann::json record = nlohmann::json::parse(lines[i], nullptr, false);
+    const bool ok = !record.is_discarded() && record.is_object();
+    if (!ok && i + 1 == lines.size()) break;  // the last line of a run that is still being written
+    NL_CHECK(ok, "metrics", "{}:{}: not a JSON object", path.string(), i + 1);
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+void write_summary(const fs::path& run_dir, const nlohmann::json& summary) {
+  write_file_atomic((run_dir / run_files::kSummary).string(),
+                    summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+}  // namespace normlab

@@ -1,0 +1,116 @@
+// A run directory, out_dir/name/, and the files a trainer writes into it:
+//   config.toml       the resolved configuration (config_to_toml), written at the start
+//   metrics.jsonl     one JSON object per line, flushed as written: {"step": 10, "train_loss": 3.2,
+//                     "lr": 0.001, "grad_norm": 1.4, "tokens_per_s": 5000}, {"step": 100, "val_loss": 3.4}
+//                     (ffn_type "moe" adds "router_aux_loss", the unscaled load-balancing loss; train_loss
+//                     then includes router_aux_loss_coef times it)
+//                     (the keys below are what the plots read; NaN/Inf are written as null)
+//   grad_norms.csv    wide CSV: step, one column per parameter, layer.N (L2 norm over the parameters
+//                     named "blocks.N.*"), global (L2 norm over all), then any extra columns the
+//                     trainer adds (e.g. residual_rms.N); step 0 is before any update
+//   summary.json      written last, atomically: its presence marks the run as completed
+//   fingerprint.txt   config_fingerprint of the config the run was started with (a sweep compares it)
+//   events.out.tfevents.*   with log.tensorboard, metrics and gradient norms for TensorBoard
+//                     (train/tensorboard.h)
+//   checkpoint, checkpoints/   the current checkpoint generation and its directory (train/checkpoint.h)
+//   .normlab.lock     the writer's lock (io/directory_lock.h); it stays after the run
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/csv.h"
+#include "io/directory_lock.h"
+
+namespace normlab {
+
+namespace run_files {
+inline constexpr const char* kConfig = "config.toml";
+inline constexpr const char* kMetrics = "metrics.jsonl";
+inline constexpr const char* kGradNorms = "grad_norms.csv";
+inline constexpr const char* kSummary = "summary.json";
+inline constexpr const char* kFingerprint = "fingerprint.txt";
+}  // namespace run_files
+
+// Keys of metrics.jsonl records that the plots (plot/plot.h) read.
+inline constexpr const char* kStepKey = "step";
+inline constexpr const char* kTrainLossKey = "train_loss";
+inline constexpr const char* kValLossKey = "val_loss";
+
+// How a run opens its directory:
+//   fresh      the directory must be new or empty: a non-empty one is refused (resume it, or
+//              start it over with overwrite);
+//   overwrite  a directory normlab wrote before (it holds .normlab.lock, or a config.toml that
+//              normlab wrote) is emptied under the lock; any other non-empty directory is refused;
+//   resume     the directory must exist; its contents are the trainer's to check.
+enum class RunDirMode { fresh, overwrite, resume };
+
+// An open run directory: out_dir/name, and the lock that makes this process its only writer.
+struct RunDir {
+  std::filesystem::path path;
+  DirectoryLock lock;
+};
+
+// Creates (if needed) and locks out_dir/name; the lock is taken before anything in it is written
+// or removed. Throws naming the directory (and the lock holder's pid when another writer has it).
+RunDir prepare_run_dir(const std::string& out_dir, const std::string& name, RunDirMode mode);
+// Completed = summary.json exists and its "status" is not "stopped" (a run stopped early on purpose
+// to be resumed); a run that diverged is a completed result.
+bool is_completed_run(const std::filesystem::path& run_dir);
+
+// Appends JSON lines to metrics.jsonl. keep_through_step: nullopt starts a fresh file; a step
+// keeps the existing records with "step" <= it (a resumed run drops what came after its
+// checkpoint) and appends after them.
+class MetricsWriter {
+ public:
+  explicit MetricsWriter(const std::filesystem::path& path,
+                         std::optional<int64_t> keep_through_step = std::nullopt);
+  void write(const nlohmann::json& record);  // one line, flushed
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+};
+
+// Writes grad_norms.csv; the header is written with the first row (from that row's names) and
+// every later row must name the same parameters in the same order. keep_through_step as above
+// (the kept file's header must match the first row written).
+class GradNormWriter {
+ public:
+  explicit GradNormWriter(const std::filesystem::path& path,
+                          std::optional<int64_t> keep_through_step = std::nullopt);
+  // norms: (parameter name, L2 norm of its gradient); extra: more columns written after "global"
+  // as given (e.g. ("residual_rms.0", 1.3)). Returns the parameters whose norm is exactly 0: a
+  // gradient that never arrived usually means a cut graph.
+  std::vector<std::string> write(int64_t step, const std::vector<std::pair<std::string, double>>& norms,
+                                 const std::vector<std::pair<std::string, double>>& extra = {});
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+  std::vector<std::string> header_;  // empty until the first row (or taken from a kept file)
+};
+
+// The block index N of "blocks.N.<...>" parameter names, -1 for others (embeddings, final norm).
+int block_index_of(const std::string& param_name);
+// The CSV columns: step, the parameter names, layer.N for each N present, global, the extra names.
+std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param_names,
+                                           const std::vector<std::string>& extra_names = {});
+// A row's values for the columns after step, in grad_norm_columns order (GradNormWriter::write's
+// arguments): each norm, each layer.N, global, each extra value.
+std::vector<double> grad_norm_values(const std::vector<std::pair<std::string, double>>& norms,
+                                     const std::vector<std::pair<std::string, double>>& extra = {});
+
+// Reading back (for plots and tests); grad_norms.csv with read_csv (io/csv.h).
+std::vector<nlohmann::json> read_metrics(const std::filesystem::path& path);
+
+// summary.json, written atomically (pretty-printed).
+void write_summary(const std::filesystem::path& run_dir, const nlohmann::json& summary);
+
+}  // namespace normlab

@@ -1,0 +1,33 @@
+// What train() is asked (TrainOptions) and what it reports (TrainResult): train/trainer.h runs a
+// training, train/trainer_files.h writes its files; both read these.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "autograd/anomaly.h"
+#include "config/run_status.h"
+#include "dist/communicator.h"
+
+namespace normlab {
+
+struct TrainOptions {
+  bool quiet = false;       // no progress output (sweeps, tests)
+  std::string resume_dir;   // continue the run saved there (its config.toml is used)
+  bool overwrite = false;   // a fresh run that empties a run directory holding an earlier run
+  int64_t stop_after = -1;  // stop (and checkpoint) after this many steps: tests of resuming
+  Communicator* comm = nullptr;  // the processes training this model together; nullptr: this one alone
+};
+
+struct TrainResult {
+  std::string run_dir;
+  RunStatus status = RunStatus::Completed;  // completed | diverged | stopped
+  int64_t steps_done = 0;
+  std::string reason;        // why it diverged
+  std::optional<AnomalyRecord> anomaly;  // train.detect_anomaly: the first op that made inf/NaN
+  double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0;  // NaN if never measured
+  double tokens_per_second = 0, wall_seconds = 0;
+  bool fail_on_divergence = false;  // the run's train.fail_on_divergence (a resumed run: its own config's)
+};
+
+}  // namespace normlab

@@ -1,0 +1,253 @@
+#include "train/trainer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "autograd/autocast.h"
+#include "autograd/ops.h"
+#include "core/backend.h"
+#include "core/ops.h"
+#include "io/atomic_file.h"
+#include "train/checkpoint.h"
+#include "config/config.h"
+#include "dist/data_parallel.h"
+#include "io/fault_injection.h"
+#include "train/grad_stats.h"
+#include "train/memory_estimate.h"
+#include "train/run_dir.h"
+#include "train/tensorboard.h"
+#include "train/trainer_anomaly.h"
+#include "train/trainer_files.h"
+#include "train/train_step.h"
+#include "nn/transformer.h"
+#include "optim/loss_scaler.h"
+#include "optim/schedule.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab {
+
+namespace {
+
+using namespace training;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Mean loss over log.eval_batches validation batches drawn from a generator of their own, so that
+// evaluating never changes the training data stream. Each rank evaluates its shard of every batch.
+double validation_loss(TransformerLM& model, const Dataset& data, const RunConfig& c, Communicator& comm) {
+  NoGradGuard no_grad;
+  AutocastGuard autocast(compute_dtype(c.train.precision));  // evaluated as it trains
+  model.eval();
+  Generator gen(c.train.seed * 1000003ull + 7919ull);
+  double total = 0.0;
+  for (int64_t i = 0; i < c.log.eval_batches; ++i) {
+    const Batch b = shard_of(data.sample(true, c.train.batch_size, c.train.context, gen), comm);
+    total += global_mean(model.loss(b.inputs, b.targets).item(), counted_tokens(b), comm);
+  }
+  model.train();
+  return total / static_cast<double>(std::max<int64_t>(c.log.eval_batches, 1));
+}
+
+void print_progress(bool tty, int64_t step, int64_t total, double loss, double lr, double tps,
+                    double elapsed) {
+  const double eta = step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total - step) : 0.0;
+  if (tty) {
+    fmt::print(stderr, "\r  step {:>6}/{:<6} loss {:.4f}  lr {:.2e}  {:>8.0f} tok/s  ETA {:>5.0f}s ", step,
+               total, loss, lr, tps, eta);
+  } else {
+    fmt::print(stderr, "  step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s ETA {:.0f}s\n", step, total, loss,
+               lr, tps, eta);
+  }
+}
+
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// Gradient norms and the residual-stream RMS are logged at step 0 (initialization, before any
+// update) and every log.grad_norm_every steps.
+bool logs_grad_norms(const RunConfig& c, int64_t step) {
+  return step == 0 || (c.log.grad_norm_every > 0 && step % c.log.grad_norm_every == 0);
+}
+
+// What the training loop carries from one step to the next.
+struct TrainState {
+  explicit TrainState(Communicator& comm) : comm(comm) {}
+  Communicator& comm;
+  RunConfig c;  // the resolved config (a resumed run's own config.toml)
+  bool quiet = false, tty = false, moe = false;
+  std::unique_ptr<Dataset> data;
+  std::optional<TransformerLM> model;  // on train.device; batches follow it
+  std::unique_ptr<Optimizer> optimizer;
+  Generator data_gen;
+  LossScaler scaler;  // enabled for train.precision = fp16
+  TrainResult result;
+  RunFiles files;
+  int64_t start_step = 0, end_step = 0, tokens_per_step = 0;
+  Clock::time_point t_start = Clock::now();
+  double tokens_per_second = 0.0, train_seconds = 0.0;  // throughput over the steps timed so far
+  int64_t timed_steps = 0;
+};
+
+// Resolves the config, checks that it fits this run, builds the data, the model (initialised on
+// the host, then moved to train.device), the optimizer and the data generator.
+void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOptions& options) {
+  s.quiet = options.quiet || !s.comm.is_root();
+  s.c = options.resume_dir.empty() ? given : load_config((fs::path(options.resume_dir) / "config.toml").string(), {});
+  RunConfig& c = s.c;
+  set_num_threads(c.train.threads);
+  check_batch_divides(c.train.batch_size, s.comm);
+  NL_CHECK(s.comm.size() == 1 || !c.train.detect_anomaly, "train",
+           "train.detect_anomaly runs in one process (an anomaly on one rank cannot stop the others cleanly)");
+  NL_CHECK(s.comm.size() == 1 || c.train.device.kind == DeviceKind::CPU, "train",
+           "train.device = '{}': data-parallel training over MPI runs on the CPU (NCCL is not built)",
+           c.train.device.str());
+  s.data = make_dataset(c.data);
+  c.model.vocab_size = s.data->vocab_size();
+  s.tokens_per_step = checked_mul(c.train.batch_size, c.train.context, "train", "train.batch_size * train.context");
+  check_training_memory(c, s.quiet);  // before anything big is allocated
+  s.model.emplace(c.model);
+  s.model->to(c.train.device);
+  s.optimizer = make_optimizer(c.optim, s.model->named_parameters());
+  s.data_gen = Generator(c.train.seed);
+  s.scaler = make_loss_scaler(c.train);
+  s.moe = c.model.ffn_type == FfnType::Moe;
+}
+
+// Opens the run (rank 0: the locked run directory, fresh or restored from its checkpoint), gives
+// every rank rank 0's state, and sets up the result of a run that does no step.
+void open_run(TrainState& s, const RunConfig& given, const TrainOptions& options) {
+  const bool resuming = !options.resume_dir.empty();
+  TrainResult& result = s.result;
+  result.run_dir = resuming ? fs::path(options.resume_dir).lexically_normal().string()
+                            : (fs::path(s.c.train.out_dir) / s.c.train.name).string();
+  if (s.comm.is_root())
+    s.start_step =
+        open_run_files(s.files, s.c, given, options, *s.data, *s.model, *s.optimizer, s.data_gen, s.scaler);
+  // Every rank starts from rank 0's weights, optimizer state, data stream, loss scale and step.
+  s.start_step = copy_from_root(*s.model, *s.optimizer, s.data_gen, s.start_step, s.comm);
+  LossScaleState scale_state = s.scaler.state();
+  s.comm.broadcast(&scale_state, sizeof scale_state, 0);
+  s.scaler.set_state(scale_state);
+  s.tty = !s.quiet && isatty(STDERR_FILENO);
+  s.end_step = options.stop_after >= 0 ? std::min(s.c.train.steps, s.start_step + options.stop_after) : s.c.train.steps;
+  result.status = RunStatus::Completed;
+  // Never measured stays NaN (null in summary.json): a run that diverged before its first
+  // evaluation has no validation loss, and 0 would read as the best one of a sweep.
+  result.final_train_loss = result.final_val_loss = NAN;
+  result.best_val_loss = INFINITY;
+  result.steps_done = s.start_step;  // a resumed run with nothing left to do stays complete
+  if (resuming && s.files.dir) read_earlier_losses(s.files.dir->path, result);
+}
+
+// This rank's shard of the step's global batch through the one training step (train_step.h),
+// logging the gradient norms when due; the result's numbers are the global batch's.
+StepResult run_step(TrainState& s, int64_t step) {
+  const RunConfig& c = s.c;
+  TransformerLM& model = *s.model;
+  inject_rank_fault(s.comm.rank(), step);
+  // Every rank draws the whole global batch (the same stream) and trains on its shard of rows.
+  const Batch batch = shard_of(s.data->sample(false, c.train.batch_size, c.train.context, s.data_gen), s.comm);
+  const bool log_norms = logs_grad_norms(c, step);
+  model.set_record_residual_rms(log_norms);  // the probe reads one number back per layer
+  StepHooks hooks;
+  if (log_norms)
+    hooks.on_gradients = [&] { log_grad_norms(s.files, model, step, step == s.start_step && !s.quiet, s.comm); };
+  Learner learner{model, *s.optimizer, s.scaler};
+  const StepResult out = train_step(learner, c, batch, step, s.comm, hooks);
+  model.set_record_residual_rms(false);
+  if (out.divergence.empty()) {
+    s.result.final_train_loss = out.loss;
+    s.result.steps_done = step + 1;
+  }
+  return out;
+}
+
+// Divergence is a result: record where and why, keep everything logged so far.
+void record_divergence(TrainState& s, int64_t step, const StepResult& out) {
+  s.result.status = RunStatus::Diverged;
+  s.result.reason = out.divergence;
+  s.result.anomaly = out.anomaly;
+  s.result.steps_done = step;
+  const nlohmann::json loss = std::isfinite(out.loss) ? nlohmann::json(out.loss) : nlohmann::json(nullptr);
+  log_metrics(s.files, {{"step", step}, {"train_loss", loss}, {"lr", out.lr}, {"diverged", out.divergence}});
+}
+
+// After an update: the throughput, the metrics row (with the validation loss every
+// log.eval_every steps and at the end), the progress line, and the checkpoint when due.
+void after_step(TrainState& s, int64_t step, const StepResult& out, double step_seconds) {
+  const RunConfig& c = s.c;
+  if (step > s.start_step) {  // the first step pays one-time allocation costs
+    s.train_seconds += step_seconds;
+    ++s.timed_steps;
+  }
+  const double tokens = static_cast<double>(s.tokens_per_step);
+  s.tokens_per_second = s.timed_steps > 0 ? tokens * static_cast<double>(s.timed_steps) / s.train_seconds
+                                          : tokens / step_seconds;
+  const bool last = step + 1 == c.train.steps;
+  nlohmann::json row = {{"step", step}, {"train_loss", out.loss}, {"lr", out.lr},
+                        {"grad_norm", finite_or_null(out.grad_norm)}, {"tokens_per_s", s.tokens_per_second}};
+  if (s.scaler.enabled()) {
+    row["loss_scale"] = s.scaler.scale();
+    row["skipped_steps"] = s.scaler.state().skipped_steps;
+    if (out.skipped) row["skipped"] = true;
+  }
+  if (s.moe) row["router_aux_loss"] = out.router_aux;
+  if ((c.log.eval_every > 0 && (step + 1) % c.log.eval_every == 0) || last) {
+    const double val = validation_loss(*s.model, *s.data, c, s.comm);
+    row["val_loss"] = val;
+    s.result.final_val_loss = val;
+    s.result.best_val_loss = std::min(s.result.best_val_loss, val);
+  }
+  if (step % std::max<int64_t>(c.log.every, 1) == 0 || last || out.skipped || row.contains("val_loss"))
+    log_metrics(s.files, row);
+  if (!s.quiet && (s.tty || step % std::max<int64_t>(c.log.every * 10, 1) == 0 || last))
+    print_progress(s.tty, step + 1, c.train.steps, out.loss, out.lr, s.tokens_per_second, seconds_since(s.t_start));
+  if (c.train.checkpoint_every > 0 && (step + 1) % c.train.checkpoint_every == 0 && !last)
+    checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, step + 1, s.comm);
+}
+
+// After the loop: the final status, the last checkpoint (not of a diverged run) and summary.json.
+TrainResult finish(TrainState& s) {
+  TrainResult& result = s.result;
+  if (s.tty) fmt::print(stderr, "\n");
+  if (result.status == RunStatus::Completed && result.steps_done < s.c.train.steps) result.status = RunStatus::Stopped;
+  if (result.status != RunStatus::Diverged)
+    checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, result.steps_done, s.comm);
+  if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
+  result.tokens_per_second = s.tokens_per_second;
+  result.fail_on_divergence = s.c.train.fail_on_divergence;
+  result.wall_seconds = seconds_since(s.t_start);
+  if (s.files.dir) write_final_summary(s.files.dir->path, result, s.c, *s.model, s.scaler);
+  return result;
+}
+
+}  // namespace
+
+// Resolve the config, build the model, open (or restore) the run, loop { step, log, eval,
+// checkpoint }, finish.
+TrainResult train(const RunConfig& given, const TrainOptions& options) {
+  TrainState s(options.comm != nullptr ? *options.comm : single_process());
+  build_model_and_data(s, given, options);
+  open_run(s, given, options);
+  for (int64_t step = s.start_step; step < s.end_step; ++step) {
+    const auto t_step = Clock::now();
+    const StepResult out = run_step(s, step);
+    if (!out.divergence.empty()) {
+      record_divergence(s, step, out);
+      break;
+    }
+    after_step(s, step, out, seconds_since(t_step));
+  }
+  return finish(s);
+}
+
+}  // namespace normlab

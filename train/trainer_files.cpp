@@ -1,0 +1,122 @@
+#include "train/trainer_files.h"
+
+#include <fmt/format.h>
+
+#include "autograd/autocast.h"
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+#include "core/backend.h"
+#include "core/ops.h"
+#include "io/atomic_file.h"
+#include "train/checkpoint.h"
+#include "config/config.h"
+#include "dist/data_parallel.h"
+#include "io/fault_injection.h"
+#include "train/grad_stats.h"
+#include "train/memory_estimate.h"
+#include "train/run_dir.h"
+#include "train/tensorboard.h"
+#include "train/trainer_anomaly.h"
+#include "nn/transformer.h"
+#include "optim/loss_scaler.h"
+#include "optim/schedule.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab::training {
+
+// A metrics.jsonl record, and the same numbers as TensorBoard scalars when they are on (rank 0 only).
+void log_metrics(RunFiles& files, const nlohmann::json& record) {
+  if (files.metrics) files.metrics->write(record);
+  if (files.events) files.events->write_metrics(record);
+}
+
+// Locks the run directory, writes a fresh run's config files or restores a resumed run's
+// checkpoint (checked before anything changes), then opens the logs; returns the first step.
+int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& given, const TrainOptions& options,
+                       const Dataset& data, TransformerLM& model, Optimizer& optimizer, Generator& data_gen,
+                       LossScaler& scaler) {
+  const bool resuming = !options.resume_dir.empty();
+  const fs::path resume_path = fs::path(options.resume_dir).lexically_normal();
+  files.dir.emplace(resuming ? prepare_run_dir(resume_path.parent_path().string(), resume_path.filename().string(), RunDirMode::resume)
+                             : prepare_run_dir(c.train.out_dir, c.train.name, options.overwrite ? RunDirMode::overwrite : RunDirMode::fresh));
+  const fs::path& dir = files.dir->path;
+  int64_t start_step = 0;
+  std::optional<int64_t> keep_logs_through;  // a resumed run drops what was logged after its checkpoint
+  if (!resuming) {
+    write_file_atomic((dir / run_files::kConfig).string(), config_to_toml(c));
+    write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(given) + "\n");
+    if (data.tokenizer()) write_file_atomic((dir / "tokenizer.json").string(), data.tokenizer()->to_json());
+  } else {
+    // load_checkpoint checks every file before it changes anything; only a checkpoint that
+    // passed may cut the logs back to its step (below) and drop the summary.
+    start_step = load_checkpoint(dir.string(), model, optimizer, data_gen, &scaler);
+    keep_logs_through = start_step - 1;
+    fs::remove(dir / run_files::kSummary);
+  }
+  remove_stale_checkpoint_files(dir.string());  // what a killed or failed writer left behind
+  files.metrics.emplace(dir / run_files::kMetrics, keep_logs_through);
+  files.grad_log.emplace(dir / run_files::kGradNorms, keep_logs_through);
+  if (c.log.tensorboard) files.events.emplace(dir, keep_logs_through);
+  return start_step;
+}
+
+// A resumed run's summary covers the whole run: the losses logged before its checkpoint count.
+void read_earlier_losses(const fs::path& dir, TrainResult& result) {
+  for (const nlohmann::json& r : read_metrics(dir / run_files::kMetrics)) {
+    if (r.contains(kTrainLossKey) && r[kTrainLossKey].is_number())
+      result.final_train_loss = r[kTrainLossKey].get<double>();
+    if (r.contains(kValLossKey) && r[kValLossKey].is_number()) {
+      result.final_val_loss = r[kValLossKey].get<double>();
+      result.best_val_loss = std::min(result.best_val_loss, result.final_val_loss);
+    }
+  }
+}
+
+// Gradient norms (all-reduced gradients) and the residual-stream RMS over the global batch; every
+// rank computes them (a collective), rank 0 writes them.
+void log_grad_norms(RunFiles& files, const TransformerLM& model, int64_t step, bool warn, Communicator& comm) {
+  std::vector<std::pair<std::string, double>> rms;
+  for (size_t l = 0; l < model.residual_rms().size(); ++l)
+    rms.emplace_back(fmt::format("residual_rms.{}", l), global_rms(model.residual_rms()[l], comm));
+  if (!files.grad_log) return;
+  const auto norms = parameter_grad_norms(model.named_parameters());
+  const auto zero = files.grad_log->write(step, norms, rms);
+  if (files.events) files.events->write_grad_norms(step, norms, rms);
+  if (warn && !zero.empty())
+    fmt::print(stderr, "warning: {} parameter(s) got an exactly zero gradient (a cut graph?), e.g. {}\n",
+               zero.size(), zero.front());
+}
+
+void write_final_summary(const fs::path& dir, const TrainResult& result, const RunConfig& c, const TransformerLM& model,
+                         const LossScaler& scaler) {
+  nlohmann::json summary = {{"status", enum_name(result.status)},
+                            {"steps_done", result.steps_done},
+                            {"steps", c.train.steps},
+                            {"final_train_loss", result.final_train_loss},
+                            {"final_val_loss", result.final_val_loss},
+                            {"best_val_loss", result.best_val_loss},
+                            {"tokens_per_s", result.tokens_per_second},
+                            {"wall_s", result.wall_seconds},
+                            {"parameters", model.parameter_count()},
+                            {"precision", enum_name(c.train.precision)}};
+  if (scaler.enabled()) {
+    summary["loss_scale"] = scaler.scale();
+    summary["skipped_steps"] = scaler.state().skipped_steps;
+  }
+  if (result.status == RunStatus::Diverged) {
+    summary["diverged_at_step"] = result.steps_done;
+    summary["reason"] = result.reason;
+    if (result.anomaly) summary["anomaly"] = anomaly_json(*result.anomaly);
+  }
+  write_summary(dir, summary);
+}
+
+// The checkpoint of `step`: every rank checks that it holds rank 0's weights, rank 0 saves.
+void checkpoint(RunFiles& files, const TransformerLM& model, const Optimizer& optimizer, const Generator& data_gen,
+                const LossScaler& scaler, int64_t step, Communicator& comm) {
+  check_replicas_agree(model, step, comm);
+  if (files.dir) save_checkpoint(files.dir->path.string(), model, optimizer, data_gen, step, &scaler);
+}
+
+}  // namespace normlab::training
