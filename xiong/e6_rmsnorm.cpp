@@ -1,5 +1,6 @@
 // E6: RMSNorm vs LayerNorm: Theorem 1 with RMSNorm, the Post-LN warmup effect with RMSNorm, and the
-// measured step time of each norm (end to end, and the norm op alone), timed side by side.
+// measured step time of each norm (end to end, and the norm op alone), timed side by side; and
+// Dynamic Tanh (Zhu et al. 2025) against LayerNorm in both placements, with and without warmup.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -85,20 +86,25 @@ TrainPoint arm(const std::string& placement, const std::string& norm, const std:
 
 std::vector<TrainPoint> e6_points(const Grids& g) {
   std::vector<TrainPoint> points;
-  // Post-LN with each norm, without and with the long warmup (LayerNorm's arms are E3's).
-  for (const std::string norm : {"rmsnorm", "layernorm"})
-    for (const std::string w : {"none", "long"})
-      for (const int seed : g.seeds) {
-        TrainPoint t = arm("post", norm, g.slice_lr, g.warmup_steps(w));
-        t.seed = seed;
-        points.push_back(t);
-      }
+  const auto add = [&](const std::string& placement, const std::string& norm, int64_t warmup) {
+    for (const int seed : g.seeds) {
+      TrainPoint t = arm(placement, norm, g.slice_lr, warmup);
+      t.seed = seed;
+      points.push_back(t);
+    }
+  };
+  // Post-LN with each norm, and Pre-LN with LayerNorm and Dynamic Tanh, without and with the long
+  // warmup (LayerNorm's arms are E3's).
+  for (const std::string norm : {"rmsnorm", "layernorm", "dyt"})
+    for (const std::string w : {"none", "long"}) add("post", norm, g.warmup_steps(w));
+  for (const std::string norm : {"layernorm", "dyt"})
+    for (const std::string w : {"none", "long"}) add("pre", norm, g.warmup_steps(w));
   return points;
 }
 
 Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part) {
   const Grids& g = ctx.grids;
-  Section s{"E6", "RMSNorm vs LayerNorm", "", {}};
+  Section s{"E6", "RMSNorm and Dynamic Tanh vs LayerNorm", "", {}};
   const nlohmann::json ln = theorem1_probe(ctx, "layernorm"), rms = theorem1_probe(ctx, "rmsnorm");
   std::vector<std::vector<std::string>> rows;
   for (const std::string norm : {"layernorm", "rmsnorm"})
@@ -125,23 +131,41 @@ Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part)
   const Baseline base = copy_baseline(ctx);
   const int64_t steps = load_config(ctx.config_path(g.copy_config)).train.steps;
   std::vector<std::vector<std::string>> wrows;
-  for (const std::string w : {"none", "long"}) {
+  for (const auto& [p, w] : {std::pair{"post", "none"}, std::pair{"post", "long"}, std::pair{"pre", "none"},
+                             std::pair{"pre", "long"}}) {
     const int64_t W = g.warmup_steps(w);
-    wrows.push_back({"post", w, summarize(copy, arm("post", "layernorm", g.slice_lr, W), g.seeds, base).text(),
-                     summarize(copy, arm("post", "rmsnorm", g.slice_lr, W), g.seeds, base).text()});
+    const auto cell = [&](const std::string& norm) { return summarize(copy, arm(p, norm, g.slice_lr, W), g.seeds, base).text(); };
+    wrows.push_back({p, w, cell("layernorm"), std::string(p) == "post" ? cell("rmsnorm") : "-", cell("dyt")});
   }
-  s.markdown += fmt::format("Warmup slice on the copy task (lr_max {}, {} steps), final validation loss. {}\n\n",
+  s.markdown += fmt::format("Warmup slice on the copy task (lr_max {}, {} steps), final validation loss; Dynamic Tanh "
+                            "(`norm_type = \"dyt\"`, Zhu et al. 2025: tanh(alpha x) * weight + bias in place of each "
+                            "norm, alpha a learnable scalar starting at 0.5). {}\n\n",
                             g.slice_lr, steps, base.describe());
-  s.markdown += md_table({"placement", "warmup", "LayerNorm", "RMSNorm"}, wrows) + "\n";
-  auto finals = [&](const std::string& w) {
-    return copy.per_seed(arm("post", "rmsnorm", g.slice_lr, g.warmup_steps(w)), g.seeds,
+  s.markdown += md_table({"placement", "warmup", "LayerNorm", "RMSNorm", "Dynamic Tanh"}, wrows) + "\n";
+  auto finals = [&](const std::string& p, const std::string& norm, const std::string& w) {
+    return copy.per_seed(arm(p, norm, g.slice_lr, g.warmup_steps(w)), g.seeds,
                          [](const RunOutcome& r) { return r.capped_final(); });
   };
   Verdict warm{"E6d", "Post-LN with RMSNorm needs warmup too", "(not in the paper) as E3a",
-               "final val loss, RMSNorm Post-LN none - long (nats)", paired_difference(finals("none"), finals("long")),
-               steps};
+               "final val loss, RMSNorm Post-LN none - long (nats)",
+               paired_difference(finals("post", "rmsnorm", "none"), finals("post", "rmsnorm", "long")), steps};
   warm.decide_direction(0.0, Side::Above);
-  s.verdicts.push_back(warm);
+  Verdict dyt{"E6e", "Dynamic Tanh matches LayerNorm (Pre-LN, with warmup as the paper trains)",
+              "Zhu et al. 2025: DyT matches or exceeds LayerNorm in Pre-LN Transformers (trained with warmup)",
+              "final val loss, Pre-LN DyT - Pre-LN LayerNorm, long warmup (nats)",
+              paired_difference(finals("pre", "dyt", "long"), finals("pre", "layernorm", "long")), steps};
+  dyt.decide_direction(g.equivalence_margin, Side::Below);
+  dyt.criterion += fmt::format("; non-inferiority margin {} nats, E3c's", g.equivalence_margin);
+  Verdict dyt_warm{"E6f", "Post-LN with Dynamic Tanh needs warmup too", "(not in the paper) as E3a",
+                   "final val loss, DyT Post-LN none - long (nats)",
+                   paired_difference(finals("post", "dyt", "none"), finals("post", "dyt", "long")), steps};
+  dyt_warm.decide_direction(0.0, Side::Above);
+  Verdict dyt_pre{"E6g", "Pre-LN with Dynamic Tanh needs warmup, where Pre-LN with LayerNorm does not",
+                  "(not in the paper) Xiong et al.: Pre-LN's normalized last layer bounds the gradient",
+                  "final val loss, DyT Pre-LN none - long (nats)",
+                  paired_difference(finals("pre", "dyt", "none"), finals("pre", "dyt", "long")), steps};
+  dyt_pre.decide_direction(0.0, Side::Above);
+  s.verdicts.insert(s.verdicts.end(), {warm, dyt, dyt_warm, dyt_pre});
   return s;
 }
 
