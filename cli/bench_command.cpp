@@ -33,9 +33,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "core/backend.h"
 #include "core/cpu/blas_core.h"
+#include "core/cpu/half_gemm.h"
 #include "core/profiler.h"
 #include "cli/commands.h"
 #include "sweep/exit_codes.h"
@@ -120,6 +122,7 @@ void print_timing(const BenchOptions& opt, const nlohmann::ordered_json& out) {
   fmt::print("  throughput  {:.0f} tokens/s   {:.2f} GFLOP/s ({:.3g} GFLOP/step)\n", d("tokens_per_s"),
              d("gflops"), d("flops_per_step") / 1e9);
   fmt::print("  peak RSS    {:.1f} MiB\n", d("peak_rss_mib"));
+  if (out.contains("half_gemm")) fmt::print("  half GEMM   {}\n", out["half_gemm"].get<std::string>());
   const nlohmann::ordered_json& memory = out["memory"];
   if (!memory.empty())
     fmt::print("  memory      params {:.1f} + grads {:.1f} + optimizer {:.1f} + activations {:.1f} = required {:.1f} MiB;\n"
@@ -157,6 +160,8 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
       {"gflops", flops / seconds / 1e9}, {"peak_rss_mib", peak_rss_mib()}, {"final_loss", times.last_loss},
       {"profiled", !opt.no_profile}, {"breakdown_pct", op_family_breakdown(times, !opt.no_profile)},
       {"memory", times.memory}};
+  if (config.train.precision != Precision::Fp32)
+    out["half_gemm"] = half_gemm_description(compute_dtype(config.train.precision));
   if (opt.json)
     fmt::print("{}\n", out.dump());
   else

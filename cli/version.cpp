@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "core/backend.h"
 #include "core/cpu/blas_core.h"
+#include "core/cpu/half_gemm.h"
 
 namespace normlab::cli {
 
@@ -24,9 +25,11 @@ std::string version_text() {
                      "commit      {}\n"
                      "build type  {}\n"
                      "BLAS        {}, kernels {}\n"
+                     "bf16 GEMM   {}\n"
+                     "fp16 GEMM   {}\n"
                      "CUDA        {}",
                      NORMLAB_VERSION, NORMLAB_GIT_COMMIT, NORMLAB_BUILD_TYPE, NORMLAB_BLAS, blas_core_name(),
-                     cuda_line());
+                     half_gemm_description(DType::BF16), half_gemm_description(DType::F16), cuda_line());
 }
 
 }  // namespace normlab::cli

@@ -6,12 +6,15 @@
 //   * the fallback: convert A, B (and C when beta != 0) to float32, OpenBLAS sgemm, round C back.
 // Both compute C = alpha op(A) op(B) + beta C with C's half values as the beta term.
 //
-// Auto takes oneDNN only where it is expected to beat the fallback: CPUs with AMX tiles. With
-// avx512_bf16 alone (no AMX), oneDNN 2.6's bfloat16 matmul measured 0.5-0.9x of float32 sgemm at
-// the model's shapes, the fallback 0.7-1.0x (bench/gemm_precision, bench/README.md); oneDNN 2.6
-// has no float16 matmul on the CPU at all. The environment variable NORMLAB_HALF_GEMM
-// (auto, onednn, fallback) sets the initial path.
+// Auto takes the faster one, decided once per dtype and process: oneDNN on CPUs with AMX tiles;
+// elsewhere, where oneDNN has a native kernel, both are timed on a 256^3 GEMM (best of 5) and oneDNN
+// is taken only at >= kAutoMargin times the fallback's speed, so that timing noise cannot flip a
+// close call. The two CPUs measured so far are far from it: a Sapphire Rapids VM without AMX ran
+// oneDNN 2.6's bfloat16 matmul at 0.5-0.9x of float32 sgemm, an AMD EPYC (Zen 4, avx512_bf16) at
+// 3.3-3.9x (bench/gemm_precision, bench/README.md). oneDNN 2.6 has no float16 matmul on the CPU.
+// The environment variable NORMLAB_HALF_GEMM (auto, onednn, fallback) sets the initial path.
 #pragma once
+#include <string>
 #include <string_view>
 
 #include "core/backend.h"
@@ -27,6 +30,10 @@ void set_half_gemm_path(HalfGemmPath path);
 // The implementation a GEMM of this half dtype takes now: OneDnn or Fallback.
 HalfGemmPath half_gemm_path(DType dtype);
 std::string_view half_gemm_path_name(HalfGemmPath path);
+// "onednn (oneDNN measured 3.70x the float32 fallback on a 256^3 GEMM; taken at >= 1.25x)": the path
+// and why (`normlab --version`, `normlab bench train`).
+std::string half_gemm_description(DType dtype);
+inline constexpr double kAutoMargin = 1.25;
 
 // C = alpha op(A) op(B) + beta C for bfloat16 or float16 A, B, C (GemmArgs as in core/backend.h).
 void gemm_half(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c);

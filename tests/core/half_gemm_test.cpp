@@ -159,5 +159,22 @@ TEST(HalfGemm, MixedDtypesAreAnError) {
   }
 }
 
+// Auto decides once per dtype and process and keeps it (a run never switches paths); oneDNN only
+// where it runs the dtype; the description names the path and why.
+TEST(HalfGemmAuto, DecidesOnceAndSaysWhy) {
+  set_half_gemm_path(HalfGemmPath::Auto);
+  for (const DType dtype : {DType::BF16, DType::F16}) {
+    const HalfGemmPath first = half_gemm_path(dtype);
+    EXPECT_NE(first, HalfGemmPath::Auto);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(half_gemm_path(dtype), first);
+    if (!onednn_gemm_available(dtype)) EXPECT_EQ(first, HalfGemmPath::Fallback);
+    const std::string why = half_gemm_description(dtype);
+    EXPECT_EQ(why.rfind(std::string(half_gemm_path_name(first)), 0), 0u) << why;
+  }
+  set_half_gemm_path(HalfGemmPath::Fallback);
+  EXPECT_EQ(half_gemm_description(DType::BF16), "fallback (NORMLAB_HALF_GEMM)");
+  set_half_gemm_path(HalfGemmPath::Auto);
+}
+
 }  // namespace
 }  // namespace normlab
