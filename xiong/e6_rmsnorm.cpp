@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "config/config.h"
+#include "xiong/e3_common.h"
 #include "xiong/experiments.h"
 #include "xiong/outcomes.h"
 
@@ -142,29 +143,30 @@ Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part)
                             "norm, alpha a learnable scalar starting at 0.5). {}\n\n",
                             g.slice_lr, steps, base.describe());
   s.markdown += md_table({"placement", "warmup", "LayerNorm", "RMSNorm", "Dynamic Tanh"}, wrows) + "\n";
-  auto finals = [&](const std::string& p, const std::string& norm, const std::string& w) {
-    return copy.per_seed(arm(p, norm, g.slice_lr, g.warmup_steps(w)), g.seeds,
-                         [](const RunOutcome& r) { return r.capped_final(); });
+  // Paired by seed, capped, and inconclusive when neither arm learned: E3's rule (difference_verdict).
+  const auto contrast = [&](std::string id, std::string claim, std::string paper, std::string quantity,
+                            const TrainPoint& a, const TrainPoint& b, double null_value, Side side) {
+    return difference_verdict(ctx, std::move(id), std::move(claim), std::move(paper), std::move(quantity), copy, a, b,
+                              steps, null_value, side);
   };
-  Verdict warm{"E6d", "Post-LN with RMSNorm needs warmup too", "(not in the paper) as E3a",
-               "final val loss, RMSNorm Post-LN none - long (nats)",
-               paired_difference(finals("post", "rmsnorm", "none"), finals("post", "rmsnorm", "long")), steps};
-  warm.decide_direction(0.0, Side::Above);
-  Verdict dyt{"E6e", "Dynamic Tanh matches LayerNorm (Pre-LN, with warmup as the paper trains)",
-              "Zhu et al. 2025: DyT matches or exceeds LayerNorm in Pre-LN Transformers (trained with warmup)",
-              "final val loss, Pre-LN DyT - Pre-LN LayerNorm, long warmup (nats)",
-              paired_difference(finals("pre", "dyt", "long"), finals("pre", "layernorm", "long")), steps};
-  dyt.decide_direction(g.equivalence_margin, Side::Below);
+  const auto at = [&](const std::string& p, const std::string& norm, const std::string& w) {
+    return arm(p, norm, g.slice_lr, g.warmup_steps(w));
+  };
+  const Verdict warm = contrast("E6d", "Post-LN with RMSNorm needs warmup too", "(not in the paper) as E3a",
+                                "final val loss, RMSNorm Post-LN none - long (nats)", at("post", "rmsnorm", "none"),
+                                at("post", "rmsnorm", "long"), 0.0, Side::Above);
+  Verdict dyt = contrast("E6e", "Dynamic Tanh matches LayerNorm (Pre-LN, with warmup as the paper trains)",
+                         "Zhu et al. 2025: DyT matches or exceeds LayerNorm in Pre-LN Transformers (trained with warmup)",
+                         "final val loss, Pre-LN DyT - Pre-LN LayerNorm, long warmup (nats)", at("pre", "dyt", "long"),
+                         at("pre", "layernorm", "long"), g.equivalence_margin, Side::Below);
   dyt.criterion += fmt::format("; non-inferiority margin {} nats, E3c's", g.equivalence_margin);
-  Verdict dyt_warm{"E6f", "Post-LN with Dynamic Tanh needs warmup too", "(not in the paper) as E3a",
-                   "final val loss, DyT Post-LN none - long (nats)",
-                   paired_difference(finals("post", "dyt", "none"), finals("post", "dyt", "long")), steps};
-  dyt_warm.decide_direction(0.0, Side::Above);
-  Verdict dyt_pre{"E6g", "Pre-LN with Dynamic Tanh needs warmup, where Pre-LN with LayerNorm does not",
-                  "(not in the paper) Xiong et al.: Pre-LN's normalized last layer bounds the gradient",
-                  "final val loss, DyT Pre-LN none - long (nats)",
-                  paired_difference(finals("pre", "dyt", "none"), finals("pre", "dyt", "long")), steps};
-  dyt_pre.decide_direction(0.0, Side::Above);
+  const Verdict dyt_warm = contrast("E6f", "Post-LN with Dynamic Tanh needs warmup too", "(not in the paper) as E3a",
+                                    "final val loss, DyT Post-LN none - long (nats)", at("post", "dyt", "none"),
+                                    at("post", "dyt", "long"), 0.0, Side::Above);
+  const Verdict dyt_pre = contrast("E6g", "Pre-LN with Dynamic Tanh needs warmup, where Pre-LN with LayerNorm does not",
+                                   "(not in the paper) Xiong et al.: Pre-LN's normalized last layer bounds the gradient",
+                                   "final val loss, DyT Pre-LN none - long (nats)", at("pre", "dyt", "none"),
+                                   at("pre", "dyt", "long"), 0.0, Side::Above);
   s.verdicts.insert(s.verdicts.end(), {warm, dyt, dyt_warm, dyt_pre});
   return s;
 }

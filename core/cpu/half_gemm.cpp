@@ -7,8 +7,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <cstdlib>
 #include <string>
 
@@ -76,13 +74,7 @@ struct AutoChoice {
   HalfGemmPath path = HalfGemmPath::Fallback;
 };
 
-// Made once per dtype and process, then kept (the same run never switches paths).
-const AutoChoice& auto_choice(DType dtype) {
-  static std::mutex mutex;
-  static std::map<DType, AutoChoice> choices;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = choices.find(dtype);
-  if (it != choices.end()) return it->second;
+AutoChoice decide(DType dtype) {
   AutoChoice choice;
   if (onednn_gemm_preferred(dtype)) {  // AMX: oneDNN's tiles, no need to measure
     choice.path = HalfGemmPath::OneDnn;
@@ -91,7 +83,16 @@ const AutoChoice& auto_choice(DType dtype) {
     choice.speedup = measure_speedup(dtype);
     choice.path = choice.speedup >= kAutoMargin ? HalfGemmPath::OneDnn : HalfGemmPath::Fallback;
   }
-  return choices.emplace(dtype, choice).first->second;
+  return choice;
+}
+
+// Made once per dtype and process (thread-safe static initialisation), then kept: the same run
+// never switches paths, and a GEMM reads the choice without a lock.
+const AutoChoice& auto_choice(DType dtype) {
+  static const AutoChoice bf16 = decide(DType::BF16);
+  static const AutoChoice f16 = decide(DType::F16);
+  NL_CHECK(dtype == DType::BF16 || dtype == DType::F16, "gemm", "no half GEMM for {}", dtype_name(dtype));
+  return dtype == DType::BF16 ? bf16 : f16;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // to the half type (2^-8 relative for bfloat16, 2^-11 for float16).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <cmath>
 #include <tuple>
 
@@ -170,6 +172,12 @@ TEST(HalfGemmAuto, DecidesOnceAndSaysWhy) {
     if (!onednn_gemm_available(dtype)) EXPECT_EQ(first, HalfGemmPath::Fallback);
     const std::string why = half_gemm_description(dtype);
     EXPECT_EQ(why.rfind(std::string(half_gemm_path_name(first)), 0), 0u) << why;
+    // Where it measured, the path follows the measured ratio and the margin.
+    if (const size_t at = why.find("measured "); at != std::string::npos) {
+      const double ratio = std::strtod(why.c_str() + at + 9, nullptr);
+      EXPECT_GT(ratio, 0.0) << why;
+      EXPECT_EQ(first == HalfGemmPath::OneDnn, ratio >= kAutoMargin) << why;
+    }
   }
   set_half_gemm_path(HalfGemmPath::Fallback);
   EXPECT_EQ(half_gemm_description(DType::BF16), "fallback (NORMLAB_HALF_GEMM)");

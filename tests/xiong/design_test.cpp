@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "config/config.h"
 #include "nn/init.h"
@@ -111,9 +112,11 @@ TEST(XiongDesign, TimeToTargetCensorsRunsThatNeverReachIt) {
   for (const bool quick : {false, true}) EXPECT_FALSE(make_grids(quick).copy_targets.empty());
 }
 
-// Runs of `fast` (reaching 0.5 at step 100) and `slow` with the given curve, one per seed of the grid.
+// Runs of `fast` (reaching 0.5 at step 100) and `slow` with the given curve, one per seed of the grid;
+// `vary` may change each slow run after its seed is set.
 TrainingResults time_runs(const Grids& g, const TrainPoint& fast, const TrainPoint& slow,
-                          const std::vector<std::pair<double, double>>& slow_curve) {
+                          const std::vector<std::pair<double, double>>& slow_curve,
+                          const std::function<void(RunOutcome&)>& vary = {}) {
   TrainingResults runs;
   for (const int seed : seeds_of(g, Task::Copy, fast)) {
     RunOutcome r = outcome({{50, 2.0}, {100, 0.5}, {300, 0.1}}, 300);
@@ -125,6 +128,7 @@ TrainingResults time_runs(const Grids& g, const TrainPoint& fast, const TrainPoi
     RunOutcome r = outcome(slow_curve, 300);
     r.point = slow;
     r.point.seed = seed;
+    if (vary) vary(r);
     runs.add(r);
   }
   return runs;
@@ -138,21 +142,10 @@ TEST(XiongDesign, TimeVerdictComparesKaplanMeierMedians) {
   ctx.config_dir = kDir;
   const Grids& g = ctx.grids;
   const TrainPoint fast = section4_arm(g.lrs[0], g.section4_drop), slow = e3_arm("post", g.lrs[0], g.warmup_steps("long"));
-  TrainingResults runs;
-  for (const int seed : seeds_of(g, Task::Copy, fast)) {
-    RunOutcome r = outcome({{50, 2.0}, {100, 0.5}, {300, 0.1}}, 300);
-    r.point = fast;
-    r.point.seed = seed;
-    runs.add(r);
-  }
-  for (const int seed : seeds_of(g, Task::Copy, slow)) {
-    RunOutcome r = outcome({{100, 3.0}, {200, 2.0}, {300, 0.9}}, 300);
+  const TrainingResults runs = time_runs(g, fast, slow, {{100, 3.0}, {200, 2.0}, {300, 0.9}}, [](RunOutcome& r) {
     r.val_curve.insert(r.val_curve.begin() + 2, {250, 0.7});
-    r.val_curve.insert(r.val_curve.begin() + 1, {150, seed % 2 ? 0.9 : 2.5});
-    r.point = slow;
-    r.point.seed = seed;
-    runs.add(r);
-  }
+    r.val_curve.insert(r.val_curve.begin() + 1, {150, r.point.seed % 2 ? 0.9 : 2.5});
+  });
   std::string table;
   const Verdict v = time_verdict(ctx, Task::Copy, runs, fast, slow, 1.0, "E3d-test", table);
   EXPECT_EQ(v.verdict, "reproduced") << interval_text(v.estimate);
