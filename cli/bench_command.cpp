@@ -116,7 +116,7 @@ void print_timing(const BenchOptions& opt, const nlohmann::ordered_json& out) {
              out["heads"].get<int64_t>(), out["vocab"].get<int64_t>(), out["batch"].get<int64_t>(),
              out["context"].get<int64_t>(), out["params"].get<int64_t>(), out["matmul_params"].get<int64_t>(),
              out["optimizer"].get<std::string>(), out["device"].get<std::string>(), out["threads"].get<int>(),
-             out["blas_core"].get<std::string>());
+             out["blas"].get<std::string>());
   fmt::print("  step time   median {:.2f} ms   min {:.2f}   max {:.2f}   ({} timed, {} warm-up)\n",
              d("median_ms"), d("min_ms"), d("max_ms"), opt.steps, opt.warmup);
   fmt::print("  throughput  {:.0f} tokens/s   {:.2f} GFLOP/s ({:.3g} GFLOP/step)\n", d("tokens_per_s"),
@@ -155,7 +155,7 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
       {"heads", m.n_heads}, {"vocab", m.vocab_size}, {"params", model.parameter_count()},
       {"matmul_params", matmul_params}, {"optimizer", enum_name(config.optim.name)}, {"steps", opt.steps},
       {"warmup", opt.warmup}, {"median_ms", times.median_ms}, {"min_ms", times.sorted_ms.front()},
-      {"max_ms", times.sorted_ms.back()}, {"blas_core", blas_core_name()},
+      {"max_ms", times.sorted_ms.back()}, {"blas_core", blas_core_name()}, {"blas", blas_core_description()},
       {"tokens_per_s", static_cast<double>(b * t) / seconds}, {"flops_per_step", flops},
       {"gflops", flops / seconds / 1e9}, {"peak_rss_mib", peak_rss_mib()}, {"final_loss", times.last_loss},
       {"profiled", !opt.no_profile}, {"breakdown_pct", op_family_breakdown(times, !opt.no_profile)},

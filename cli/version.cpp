@@ -28,7 +28,7 @@ std::string version_text() {
                      "bf16 GEMM   {}\n"
                      "fp16 GEMM   {}\n"
                      "CUDA        {}",
-                     NORMLAB_VERSION, NORMLAB_GIT_COMMIT, NORMLAB_BUILD_TYPE, NORMLAB_BLAS, blas_core_name(),
+                     NORMLAB_VERSION, NORMLAB_GIT_COMMIT, NORMLAB_BUILD_TYPE, NORMLAB_BLAS, blas_core_description(),
                      half_gemm_description(DType::BF16), half_gemm_description(DType::F16), cuda_line());
 }
 

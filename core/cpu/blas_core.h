@@ -1,8 +1,13 @@
 #pragma once
 // OpenBLAS picks its kernels from the CPU model at load time. A CPU newer than the library
-// (Debian 12 ships OpenBLAS 0.3.21, which does not know Sapphire Rapids) falls back to the
-// Prescott (SSE3) kernels: 3.6x slower for our GEMMs on such a machine (bench train,
-// docs/performance.md). The instruction set, not the model name, says which kernels can run.
+// (Debian 12 ships OpenBLAS 0.3.21) gets kernels below what its instruction set can run:
+//   * Intel Sapphire Rapids is unknown to it: the Prescott (SSE3) kernels, 3.1x slower for our
+//     GEMMs than SkylakeX's on such a machine (bench/README.md);
+//   * a core without AVX-512 on a CPU that has it: Haswell's (AVX2) kernels train 1.6-1.7x slower
+//     than SkylakeX's on an AMD EPYC Zen 4 (OPENBLAS_CORETYPE=Haswell against the Cooperlake core
+//     OpenBLAS picks there itself; bench/README.md, issue 24).
+// The instruction set, not the model name, says which kernels can run. An OPENBLAS_CORETYPE the
+// user set is kept; blas_core_description() says when it is narrower than the CPU allows.
 #include <optional>
 #include <string>
 
@@ -11,9 +16,24 @@ namespace normlab {
 // The kernel family OpenBLAS chose ("Prescott", "SkylakeX", ...), as the library names it.
 std::string blas_core_name();
 
-// The OPENBLAS_CORETYPE to use instead of a generic fallback core: "SkylakeX" where AVX-512
-// (F, CD, BW, DQ, VL) is present, "Haswell" where AVX2 and FMA are; nothing when OpenBLAS already
-// chose a core of its own for this CPU, when the user set OPENBLAS_CORETYPE, or when the CPU has neither.
+// blas_core_name(), and when OPENBLAS_CORETYPE holds a core narrower than the CPU allows, a note
+// saying so: "Haswell (OPENBLAS_CORETYPE=Haswell from the environment; this CPU can run
+// SkylakeX's AVX-512 kernels)". For `normlab --version` and `normlab bench`.
+std::string blas_core_description();
+
+// What the CPU can run, as far as the choice of OpenBLAS core goes.
+struct BlasIsa {
+  bool avx512 = false;    // AVX-512 F, CD, BW, DQ and VL: SkylakeX's kernels
+  bool avx2_fma = false;  // AVX2 and FMA: Haswell's kernels
+};
+BlasIsa cpu_blas_isa();
+
+// The OPENBLAS_CORETYPE to use instead of `chosen`: "SkylakeX" where the CPU has AVX-512 and
+// `chosen` is not an AVX-512 core, "Haswell" where it has AVX2 and FMA and `chosen` is a generic
+// (pre-AVX2) core; nothing otherwise.
+std::optional<std::string> better_blas_core_for(const std::string& chosen, BlasIsa isa);
+
+// better_blas_core_for(the running core, this CPU), or nothing when the user set OPENBLAS_CORETYPE.
 std::optional<std::string> better_blas_core();
 
 // Restarts this program with OPENBLAS_CORETYPE set when better_blas_core() names a core (the

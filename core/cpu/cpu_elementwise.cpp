@@ -1,96 +1,16 @@
-// Elementwise kernels. Derivatives used by unary_backward (y = f(x)):
-//   neg: -1   exp: y   log: 1/x   sqrt: 1/(2y)   square: 2x   tanh: 1 - y^2   relu: [x > 0]
-//   gelu (tanh form, GPT-2): y = x/2 (1 + t), t = tanh(k (x + 0.044715 x^3)), k = sqrt(2/pi)
-//        dy/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 * 0.044715 x^2)
-//   silu: y = x s, s = sigmoid(x);  dy/dx = s (1 + x (1 - s))
-//   scale: alpha   add_scalar: 1
+// Elementwise kernels on whole tensors: the raw kernels (core/cpu/elementwise_kernels.h, where the
+// derivatives are listed) over chunks of the tensor, split over the threads (for_each_chunk).
+// Broadcasting binary ops index with broadcast strides.
 #include <cmath>
 
 #include "core/cpu/cpu_backend.h"
-#include "core/cpu/fast_math.h"
+#include "core/cpu/elementwise_kernels.h"
+#include "core/cpu/half_convert.h"
 #include "core/random.h"
 
 namespace normlab {
 
 namespace {
-
-constexpr double kGeluK = 0.7978845608028654;  // sqrt(2/pi)
-constexpr double kGeluC = 0.044715;
-
-template <typename T>
-void unary_kernel(UnaryOp op, const T* x, T* y, int64_t n, T alpha) {
-  switch (op) {
-    case UnaryOp::Neg: for (int64_t i = 0; i < n; ++i) y[i] = -x[i]; break;
-    case UnaryOp::Exp: for (int64_t i = 0; i < n; ++i) y[i] = fast::exp(x[i]); break;
-    case UnaryOp::Log: for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]); break;
-    case UnaryOp::Sqrt: for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]); break;
-    case UnaryOp::Square: for (int64_t i = 0; i < n; ++i) y[i] = x[i] * x[i]; break;
-    case UnaryOp::Tanh: for (int64_t i = 0; i < n; ++i) y[i] = fast::tanh(x[i]); break;
-    case UnaryOp::Relu: for (int64_t i = 0; i < n; ++i) y[i] = x[i] > T(0) ? x[i] : T(0); break;
-    case UnaryOp::Gelu:
-#pragma omp parallel for simd if (n > kParallelElements)
-      for (int64_t i = 0; i < n; ++i) {
-        const T v = x[i];
-        y[i] = T(0.5) * v * (T(1) + fast::tanh(T(kGeluK) * (v + T(kGeluC) * v * v * v)));
-      }
-      break;
-    case UnaryOp::Silu:
-#pragma omp parallel for simd if (n > kParallelElements)
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (T(1) + fast::exp(-x[i]));
-      break;
-    case UnaryOp::Scale: for (int64_t i = 0; i < n; ++i) y[i] = alpha * x[i]; break;
-    case UnaryOp::AddScalar: for (int64_t i = 0; i < n; ++i) y[i] = x[i] + alpha; break;
-  }
-}
-
-template <typename T>
-void unary_backward_kernel(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, int64_t n,
-                           T alpha) {
-  switch (op) {
-    case UnaryOp::Neg: for (int64_t i = 0; i < n; ++i) dx[i] = -dy[i]; break;
-    case UnaryOp::Exp: for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i]; break;
-    case UnaryOp::Log: for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] / x[i]; break;
-    case UnaryOp::Sqrt: for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] / (T(2) * y[i]); break;
-    case UnaryOp::Square: for (int64_t i = 0; i < n; ++i) dx[i] = T(2) * x[i] * dy[i]; break;
-    case UnaryOp::Tanh: for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (T(1) - y[i] * y[i]); break;
-    case UnaryOp::Relu: for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > T(0) ? dy[i] : T(0); break;
-    case UnaryOp::Gelu:
-#pragma omp parallel for simd if (n > kParallelElements)
-      for (int64_t i = 0; i < n; ++i) {
-        const T v = x[i];
-        const T t = fast::tanh(T(kGeluK) * (v + T(kGeluC) * v * v * v));
-        const T dt = T(kGeluK) * (T(1) + T(3 * kGeluC) * v * v);
-        dx[i] = dy[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * dt);
-      }
-      break;
-    case UnaryOp::Silu:
-#pragma omp parallel for simd if (n > kParallelElements)
-      for (int64_t i = 0; i < n; ++i) {
-        const T s = T(1) / (T(1) + fast::exp(-x[i]));
-        dx[i] = dy[i] * s * (T(1) + x[i] * (T(1) - s));
-      }
-      break;
-    case UnaryOp::Scale: for (int64_t i = 0; i < n; ++i) dx[i] = alpha * dy[i]; break;
-    case UnaryOp::AddScalar: for (int64_t i = 0; i < n; ++i) dx[i] = dy[i]; break;
-  }
-}
-
-template <typename T>
-inline T apply(BinaryOp op, T a, T b) {
-  switch (op) {
-    case BinaryOp::Add: return a + b;
-    case BinaryOp::Sub: return a - b;
-    case BinaryOp::Mul: return a * b;
-    case BinaryOp::Div: return a / b;
-  }
-  return T(0);
-}
-
-template <typename T, typename Op>
-void binary_same(const T* a, const T* b, T* out, int64_t n, Op f) {
-#pragma omp parallel for if (n > kParallelElements)
-  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
-}
 
 // Strides of `t` when broadcast to `out` (0 on broadcast axes), aligned to out's rank.
 Shape broadcast_strides(const Tensor& t, const Shape& out) {
@@ -107,8 +27,12 @@ void binary_kernel(BinaryOp op, const Tensor& ta, const Tensor& tb, Tensor& tout
   const T* b = tb.data<T>();
   T* out = tout.data<T>();
   const int64_t n = tout.numel();
+  if (ta.shape() == tout.shape() && tb.shape() == tout.shape()) {
+    for_each_chunk(n, kParallelElements,
+                   [&](int64_t i, int64_t len) { elementwise::binary_kernel(op, a + i, b + i, out + i, len); });
+    return;
+  }
   auto run = [&](auto f) {
-    if (ta.shape() == tout.shape() && tb.shape() == tout.shape()) return binary_same(a, b, out, n, f);
     const int64_t na = ta.numel(), nb = tb.numel();
     // Common fast path: b is a trailing block repeated over rows (bias add, per-channel scale).
     const bool b_suffix = ta.shape() == tout.shape() && nb > 0 && n % nb == 0 &&
@@ -155,7 +79,11 @@ void binary_kernel(BinaryOp op, const Tensor& ta, const Tensor& tb, Tensor& tout
 void CpuBackend::unary(UnaryOp op, const Tensor& x, Tensor& y, double alpha) {
   dispatch_floating(x.dtype(), "unary", [&](auto t) {
     using T = decltype(t);
-    unary_kernel<T>(op, x.data<T>(), y.data<T>(), x.numel(), static_cast<T>(alpha));
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    for_each_chunk(x.numel(), kParallelElements, [&](int64_t i, int64_t len) {
+      elementwise::unary_kernel<T>(op, xp + i, yp + i, len, static_cast<T>(alpha));
+    });
   });
 }
 
@@ -165,8 +93,12 @@ void CpuBackend::unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, co
     using T = decltype(t);
     const T* xp = x.defined() ? x.data<T>() : nullptr;
     const T* yp = y.defined() ? y.data<T>() : nullptr;
-    unary_backward_kernel<T>(op, xp, yp, dy.data<T>(), dx.data<T>(), dy.numel(),
-                             static_cast<T>(alpha));
+    const T* dyp = dy.data<T>();
+    T* dxp = dx.data<T>();
+    for_each_chunk(dy.numel(), kParallelElements, [&](int64_t i, int64_t len) {
+      elementwise::unary_backward_kernel<T>(op, xp ? xp + i : nullptr, yp ? yp + i : nullptr, dyp + i, dxp + i,
+                                            len, static_cast<T>(alpha));
+    });
   });
 }
 
@@ -179,10 +111,9 @@ void CpuBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
     using T = decltype(t);
     const T* xp = x.data<T>();
     T* yp = y.data<T>();
-    const int64_t n = y.numel();
-    const T a = static_cast<T>(alpha);
-#pragma omp parallel for if (n > kParallelElements)
-    for (int64_t i = 0; i < n; ++i) yp[i] += a * xp[i];
+    for_each_chunk(y.numel(), kParallelElements, [&](int64_t i, int64_t len) {
+      elementwise::axpy_kernel(static_cast<T>(alpha), xp + i, yp + i, len);
+    });
   });
 }
 

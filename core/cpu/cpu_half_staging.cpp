@@ -58,30 +58,7 @@ void HalfStaging::store_outputs() {
 
 // ---- staged kernels: stage, run the float kernel, store ----
 
-void HalfStagingBackend::unary(UnaryOp op, const Tensor& x, Tensor& y, double alpha) {
-  HalfStaging s(k_, "unary", {&x}, {&y});
-  k_.unary(op, s.in(0), s.out(0), alpha);
-  s.store_outputs();
-}
-
-void HalfStagingBackend::unary_backward(UnaryOp op, const Tensor& x, const Tensor& y,
-                                        const Tensor& dy, Tensor& dx, double alpha) {
-  HalfStaging s(k_, "unary_backward", {&x, &y, &dy}, {&dx});
-  k_.unary_backward(op, s.in(0), s.in(1), s.in(2), s.out(0), alpha);
-  s.store_outputs();
-}
-
-void HalfStagingBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
-  HalfStaging s(k_, "binary", {&a, &b}, {&out});
-  k_.binary(op, s.in(0), s.in(1), s.out(0));
-  s.store_outputs();
-}
-
-void HalfStagingBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
-  HalfStaging s(k_, "axpy", {&x}, {&y});
-  k_.axpy(alpha, s.in(0), s.out(0));
-  s.store_outputs();
-}
+// unary, unary_backward, binary and axpy: core/cpu/cpu_half_elementwise.cpp.
 
 void HalfStagingBackend::reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) {
   HalfStaging s(k_, "reduce", {&x}, {&out});

@@ -8,6 +8,7 @@
 #include "core/cpu/cpu_allocator.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/cpu_half_staging.h"
+#include "core/cpu/half_convert.h"
 
 namespace normlab {
 
@@ -88,12 +89,38 @@ void copy_from(const Tensor& src, Tensor& dst) {
 
 }  // namespace
 
+namespace {
+
+// A contiguous float32 <-> 16-bit conversion (casts under autocast, the staging layer): in vector
+// registers, in chunks over the threads. False for any other pair of dtypes or layouts.
+template <typename H> bool convert_contiguous_half(const Tensor& src, Tensor& dst) {
+  const int64_t n = src.numel();
+  if (src.dtype() == dtype_of<H>() && dst.dtype() == DType::F32) {
+    const H* s = src.data<H>();
+    float* d = dst.data<float>();
+    for_each_chunk(n, kParallelElements, [&](int64_t i, int64_t len) { to_float(s + i, d + i, len); });
+    return true;
+  }
+  if (src.dtype() == DType::F32 && dst.dtype() == dtype_of<H>()) {
+    const float* s = src.data<float>();
+    H* d = dst.data<H>();
+    for_each_chunk(n, kParallelElements, [&](int64_t i, int64_t len) { from_float(s + i, d + i, len); });
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void CpuBackend::copy_strided(const Tensor& src, Tensor& dst) {
   check_same_shape(src, dst, "copy", "src", "dst");
   if (src.dtype() == dst.dtype() && src.is_contiguous()) {
     std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
     return;
   }
+  if (src.is_contiguous() && dst.is_contiguous() &&
+      (convert_contiguous_half<bfloat16>(src, dst) || convert_contiguous_half<float16>(src, dst)))
+    return;
   switch (src.dtype()) {
     case DType::F32: copy_from<float>(src, dst); break;
     case DType::F64: copy_from<double>(src, dst); break;

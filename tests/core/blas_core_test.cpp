@@ -13,18 +13,24 @@ TEST(BlasCore, NothingLeftToImproveAfterTheRestart) {
   EXPECT_FALSE(better_blas_core().has_value()) << "OpenBLAS core " << blas_core_name();
 }
 
-#if defined(__x86_64__)
-TEST(BlasCore, AvxMachinesDoNotRunTheGenericKernels) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2";
-  if (const char* forced = std::getenv("OPENBLAS_CORETYPE"); forced && std::string(forced) == "Prescott")
-    GTEST_SKIP() << "OPENBLAS_CORETYPE=Prescott set by hand";
-  const std::string core = blas_core_name();
-  EXPECT_NE(core, "Prescott");
-  EXPECT_NE(core, "Core2");
-  EXPECT_NE(core, "Nehalem");
+TEST(BlasCore, TheInstructionSetDecidesTheCore) {
+  const BlasIsa avx512{true, true}, avx2{false, true}, old{false, false};
+  // A generic core on an AVX-512 CPU (Sapphire Rapids with 0.3.21) and Zen 4 taken for a Zen.
+  EXPECT_EQ(better_blas_core_for("Prescott", avx512), "SkylakeX");
+  EXPECT_EQ(better_blas_core_for("Haswell", avx512), "SkylakeX");
+  EXPECT_EQ(better_blas_core_for("Zen", avx512), "SkylakeX");
+  // Already an AVX-512 core: left alone, whatever its spelling.
+  EXPECT_FALSE(better_blas_core_for("SkylakeX", avx512).has_value());
+  EXPECT_FALSE(better_blas_core_for("COOPERLAKE", avx512).has_value());
+  EXPECT_FALSE(better_blas_core_for("SapphireRapids", avx512).has_value());
+  // AVX2 without AVX-512: only a generic core is replaced, and by Haswell.
+  EXPECT_EQ(better_blas_core_for("Prescott", avx2), "Haswell");
+  EXPECT_EQ(better_blas_core_for("Nehalem", avx2), "Haswell");
+  EXPECT_FALSE(better_blas_core_for("Zen", avx2).has_value());
+  EXPECT_FALSE(better_blas_core_for("Haswell", avx2).has_value());
+  // Neither: nothing the CPU could run better.
+  EXPECT_FALSE(better_blas_core_for("Prescott", old).has_value());
 }
-#endif
 
 }  // namespace
 }  // namespace normlab

@@ -112,6 +112,38 @@ TEST_P(HalfKernels, BinaryWithBroadcastingAndAxpy) {
                 [&](const auto& in, auto& out) { cpu().axpy(-0.3, in[0], out[0]); });
 }
 
+// Above kParallelElements the contiguous kernels work in chunks over the threads
+// (core/cpu/cpu_half_elementwise.cpp): several chunks, a ragged last one, at 1 and 2 threads.
+TEST_P(HalfKernels, LargeTensorsInChunksOverThreadsKeepTheRule) {
+  const DType h = GetParam();
+  const Shape shape{9, 4111};  // 36999 elements: 10 chunks, the last of 135
+  const int threads_before = num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    SCOPED_TRACE(testing::Message() << threads << " thread(s)");
+    for (UnaryOp op : {UnaryOp::Gelu, UnaryOp::Exp, UnaryOp::Scale}) {
+      const Tensor x = randn(shape, 11, 0.0, 2.0);
+      expect_staged(h, {{x}}, {{Tensor::zeros(shape)}},
+                    [&](const auto& in, auto& out) { cpu().unary(op, in[0], out[0], 0.37); });
+    }
+    // Backwards that read x only (gelu) and y only (tanh).
+    expect_staged(h, {{randn(shape, 12)}, {Tensor()}, {randn(shape, 13)}}, {{Tensor::zeros(shape)}},
+                  [&](const auto& in, auto& out) {
+                    cpu().unary_backward(UnaryOp::Gelu, in[0], in[1], in[2], out[0], 0.0);
+                  });
+    expect_staged(h, {{Tensor()}, {randn(shape, 14, 0.0, 0.5)}, {randn(shape, 15)}}, {{Tensor::zeros(shape)}},
+                  [&](const auto& in, auto& out) {
+                    cpu().unary_backward(UnaryOp::Tanh, in[0], in[1], in[2], out[0], 0.0);
+                  });
+    for (BinaryOp op : {BinaryOp::Sub, BinaryOp::Div})
+      expect_staged(h, {{randn(shape, 16)}, {positive(shape, 17)}}, {{Tensor::zeros(shape)}},
+                    [&](const auto& in, auto& out) { cpu().binary(op, in[0], in[1], out[0]); });
+    expect_staged(h, {{randn(shape, 18)}}, {{randn(shape, 19)}},
+                  [&](const auto& in, auto& out) { cpu().axpy(-0.3, in[0], out[0]); });
+  }
+  set_num_threads(threads_before);
+}
+
 TEST_P(HalfKernels, Reductions) {
   const DType h = GetParam();
   const Tensor x = randn({3, 40, 5}, 7);
