@@ -87,6 +87,7 @@ def main():
     out = open(a.out, "a") if a.out else None
     labels = [f"{py}-{v}" for py, v in a.torch_runs]
     rows = []
+    first_normlab = None
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.configs:
             runs = {t: [] for t in a.threads}  # threads -> [(normlab, [torch])] per repetition
@@ -94,6 +95,7 @@ def main():
                 for t in a.threads:
                     n, theirs = one_round(a, name, t, os.path.join(tmp, f"{name}_{t}.toml"))
                     runs[t].append((n, theirs))
+                    first_normlab = first_normlab or n
                     for record in (n, *theirs):
                         record.update(bench_config=name, rep=rep)
                         if out:
@@ -111,7 +113,9 @@ def main():
                 rows.append((name, t, statistics.median(ours), statistics.median(scaling),
                              [statistics.median(x) for x in per_torch], statistics.median(best),
                              min(ratios), statistics.median(ratios), max(ratios)))
-    print(f"\n{a.reps} repetition(s) x {a.steps} timed steps ({a.warmup} warm-up); autocast {a.autocast}; normlab precision {a.precision}; "
+    print(f"\nnormlab: blas {first_normlab.get('blas', first_normlab['blas_core'])}; half GEMM "
+          f"{first_normlab.get('half_gemm', '-')}")
+    print(f"{a.reps} repetition(s) x {a.steps} timed steps ({a.warmup} warm-up); autocast {a.autocast}; normlab precision {a.precision}; "
           f"ratio = fastest torch ms / normlab ms; x {a.threads[0]} thr = normlab speed-up over its "
           f"{a.threads[0]}-thread time")
     print(f"{'config':<12} {'threads':>7} {'normlab ms':>11} {'x ' + str(a.threads[0]) + ' thr':>8} " +
