@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <initializer_list>
@@ -68,8 +67,7 @@ std::string blas_core_description() {
   if (forced == nullptr) return name;
   const std::optional<std::string> better = better_blas_core_for(forced, cpu_blas_isa());
   if (!better) return name;
-  return name + " (OPENBLAS_CORETYPE=" + forced + " from the environment; this CPU can run " + *better +
-         "'s AVX-512 kernels)";
+  return name + " (OPENBLAS_CORETYPE=" + forced + " from the environment; this CPU can run " + *better + "'s kernels)";
 }
 
 void restart_with_better_blas_core(char** argv) {

@@ -18,7 +18,7 @@ std::string blas_core_name();
 
 // blas_core_name(), and when OPENBLAS_CORETYPE holds a core narrower than the CPU allows, a note
 // saying so: "Haswell (OPENBLAS_CORETYPE=Haswell from the environment; this CPU can run
-// SkylakeX's AVX-512 kernels)". For `normlab --version` and `normlab bench`.
+// SkylakeX's kernels)". For `normlab --version` and `normlab bench`.
 std::string blas_core_description();
 
 // What the CPU can run, as far as the choice of OpenBLAS core goes.

@@ -87,10 +87,6 @@ void copy_from(const Tensor& src, Tensor& dst) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // A contiguous float32 <-> 16-bit conversion (casts under autocast, the staging layer): in vector
 // registers, in chunks over the threads. False for any other pair of dtypes or layouts.
 template <typename H> bool convert_contiguous_half(const Tensor& src, Tensor& dst) {

@@ -32,5 +32,22 @@ TEST(BlasCore, TheInstructionSetDecidesTheCore) {
   EXPECT_FALSE(better_blas_core_for("Prescott", old).has_value());
 }
 
+// A core set by hand is kept, and the description says when the CPU could run a wider one.
+TEST(BlasCore, TheDescriptionNamesAHandSetCoreNarrowerThanTheCpu) {
+  const BlasIsa isa = cpu_blas_isa();
+  if (!isa.avx2_fma) GTEST_SKIP() << "no AVX2: no core is better than Prescott here";
+  const char* before = std::getenv("OPENBLAS_CORETYPE");
+  const std::string saved = before ? before : "";
+  setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+  const std::string text = blas_core_description();
+  EXPECT_NE(text.find("OPENBLAS_CORETYPE=Prescott from the environment"), std::string::npos) << text;
+  EXPECT_NE(text.find(isa.avx512 ? "SkylakeX's kernels" : "Haswell's kernels"), std::string::npos) << text;
+  EXPECT_FALSE(better_blas_core().has_value()) << "a core set by hand must be kept";
+  setenv("OPENBLAS_CORETYPE", isa.avx512 ? "SkylakeX" : "Haswell", 1);
+  EXPECT_EQ(blas_core_description(), blas_core_name()) << "no note when the set core is the widest";
+  if (before) setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);
+  else unsetenv("OPENBLAS_CORETYPE");
+}
+
 }  // namespace
 }  // namespace normlab
