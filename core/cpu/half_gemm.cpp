@@ -39,33 +39,67 @@ void gemm_half_fallback(const GemmArgs& g, const Tensor& a, const Tensor& b, Ten
   cpu_backend().copy_strided(c32, c);
 }
 
-// The best of `reps` timings of one GEMM, in seconds.
-template <typename Gemm> double best_seconds(int reps, Gemm gemm) {
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    gemm();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
+// The wall-clock seconds of one call.
+template <typename Gemm> double seconds_of(Gemm gemm) {
+  const auto t0 = std::chrono::steady_clock::now();
+  gemm();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Auto's measurement for a dtype oneDNN can run: a kProbe^3 GEMM, best of 5 each way after one
-// untimed call of each (oneDNN builds its kernel on the first).
-constexpr int64_t kProbe = 256;
+// Auto's probe: the three GEMMs of one Linear layer (in K, out N) over M rows, at a transformer's
+// size: forward Y = X W^T, dX = dY W, dW = dY^T X. A smaller probe misleads: at 256^3 oneDNN's
+// per-call overhead weighs so much that it measured 1.0-1.4x the fallback on a Zen 4/5, where it
+// runs the models' own shapes at 2.0-2.4x (bench/gemm_precision, bench/README.md).
+constexpr int64_t kProbeRows = 1024, kProbeIn = 512, kProbeOut = 512;
+
+struct ProbeGemm {
+  GemmArgs args;
+  Tensor a, b, c;
+};
+
+// variant 0: forward (M,K)(N,K)^T; 1: dX (M,N)(N,K); 2: dW (M,N)^T (M,K).
+ProbeGemm make_probe_gemm(int variant, DType dtype, Generator& gen) {
+  const int64_t rows = kProbeRows, in = kProbeIn, out = kProbeOut;
+  ProbeGemm p;
+  Shape a_shape, b_shape;
+  if (variant == 0) {
+    a_shape = {rows, in}, b_shape = {out, in};
+    p.args.trans_b = true, p.args.m = rows, p.args.n = out, p.args.k = in;
+  } else if (variant == 1) {
+    a_shape = {rows, out}, b_shape = {out, in};
+    p.args.m = rows, p.args.n = in, p.args.k = out;
+  } else {
+    a_shape = {rows, out}, b_shape = {rows, in};
+    p.args.trans_a = true, p.args.m = out, p.args.n = in, p.args.k = rows;
+  }
+  p.a = Tensor::randn(a_shape, gen, 0.0, 1.0, DType::F32).to(dtype);
+  p.b = Tensor::randn(b_shape, gen, 0.0, 1.0, DType::F32).to(dtype);
+  p.c = Tensor::zeros({p.args.m, p.args.n}, dtype);
+  return p;
+}
+
+// Fallback time / oneDNN time over the probe's three GEMMs, each the best of kProbeReps timings
+// taken in turn (oneDNN, fallback, oneDNN, ...) after one untimed call of each (oneDNN builds its
+// kernel on the first), so that a slow moment of the machine hits both paths alike.
+constexpr int kProbeReps = 5;
 double measure_speedup(DType dtype) {
   Generator gen(7);
-  const Tensor a = Tensor::randn({kProbe, kProbe}, gen, 0.0, 1.0, DType::F32).to(dtype);
-  const Tensor b = Tensor::randn({kProbe, kProbe}, gen, 0.0, 1.0, DType::F32).to(dtype);
-  Tensor c = Tensor::zeros({kProbe, kProbe}, dtype);
-  GemmArgs g;
-  g.m = g.n = g.k = kProbe;
-  g.stride_a = g.stride_b = g.stride_c = 0;
-  const auto onednn = [&] { onednn_gemm(g, a, b, c); };
-  const auto fallback = [&] { gemm_half_fallback(g, a, b, c); };
-  onednn();
-  fallback();
-  return best_seconds(5, fallback) / best_seconds(5, onednn);
+  double onednn_seconds = 0.0, fallback_seconds = 0.0;
+  for (int variant = 0; variant < 3; ++variant) {
+    ProbeGemm p = make_probe_gemm(variant, dtype, gen);
+    const auto onednn = [&] { onednn_gemm(p.args, p.a, p.b, p.c); };
+    const auto fallback = [&] { gemm_half_fallback(p.args, p.a, p.b, p.c); };
+    onednn();
+    fallback();
+    double best_onednn = 1e30, best_fallback = 1e30;
+    for (int r = 0; r < kProbeReps; ++r) {
+      best_onednn = std::min(best_onednn, seconds_of(onednn));
+      best_fallback = std::min(best_fallback, seconds_of(fallback));
+    }
+    onednn_seconds += best_onednn;
+    fallback_seconds += best_fallback;
+  }
+  return fallback_seconds / onednn_seconds;
 }
 
 struct AutoChoice {
@@ -105,8 +139,9 @@ std::string half_gemm_description(DType dtype) {
   if (requested_path() != HalfGemmPath::Auto) return text + " (NORMLAB_HALF_GEMM)";
   const AutoChoice& choice = auto_choice(dtype);
   if (choice.measured)
-    return text + fmt::format(" (oneDNN measured {:.2f}x the float32 fallback on a {}^3 GEMM; taken at >= {:.2f}x)",
-                              choice.speedup, kProbe, kAutoMargin);
+    return text + fmt::format(" (oneDNN measured {:.2f}x the float32 fallback on a {}x{} Linear over {} rows, "
+                              "forward and backward; taken at >= {:.2f}x)",
+                              choice.speedup, kProbeIn, kProbeOut, kProbeRows, kAutoMargin);
   return text + (path == HalfGemmPath::OneDnn ? " (AMX)" : " (oneDNN has no native kernel here)");
 }
 

@@ -7,11 +7,13 @@
 // Both compute C = alpha op(A) op(B) + beta C with C's half values as the beta term.
 //
 // Auto takes the faster one, decided once per dtype and process: oneDNN on CPUs with AMX tiles;
-// elsewhere, where oneDNN has a native kernel, both are timed on a 256^3 GEMM (best of 5) and oneDNN
+// elsewhere, where oneDNN has a native kernel, both are timed on one Linear layer's forward and
+// backward GEMMs at a transformer's size (1024 rows, 512 in, 512 out; best of 5 each) and oneDNN
 // is taken only at >= kAutoMargin times the fallback's speed, so that timing noise cannot flip a
-// close call. The two CPUs measured so far are far from it: a Sapphire Rapids VM without AMX ran
-// oneDNN 2.6's bfloat16 matmul at 0.5-0.9x of float32 sgemm, an AMD EPYC (Zen 4, avx512_bf16) at
-// 3.3-3.9x (bench/gemm_precision, bench/README.md). oneDNN 2.6 has no float16 matmul on the CPU.
+// close call. The CPUs measured so far are far from it: a Sapphire Rapids VM without AMX ran
+// oneDNN 2.6's bfloat16 matmul at 0.5-0.9x of float32 sgemm, an AMD EPYC Zen 4 (avx512_bf16) at
+// 3.3-3.9x of OpenBLAS's Haswell sgemm, a Zen 5 at 1.8-2.2x of its AVX-512 sgemm (bench/gemm_precision,
+// bench/README.md). oneDNN 2.6 has no float16 matmul on the CPU.
 // The environment variable NORMLAB_HALF_GEMM (auto, onednn, fallback) sets the initial path.
 #pragma once
 #include <string>
@@ -30,7 +32,8 @@ void set_half_gemm_path(HalfGemmPath path);
 // The implementation a GEMM of this half dtype takes now: OneDnn or Fallback.
 HalfGemmPath half_gemm_path(DType dtype);
 std::string_view half_gemm_path_name(HalfGemmPath path);
-// "onednn (oneDNN measured 3.70x the float32 fallback on a 256^3 GEMM; taken at >= 1.25x)": the path
+// "onednn (oneDNN measured 2.30x the float32 fallback on a 512x512 Linear over 1024 rows, forward
+// and backward; taken at >= 1.25x)": the path
 // and why (`normlab --version`, `normlab bench train`).
 std::string half_gemm_description(DType dtype);
 inline constexpr double kAutoMargin = 1.25;
