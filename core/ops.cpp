@@ -47,6 +47,13 @@ void axpy_(double alpha, const Tensor& x, Tensor& y) {
   backend_of(y).axpy(alpha, x.contiguous(), y);
 }
 
+void scale_(Tensor& x, double alpha) {
+  ProfileScope scope(OpFamily::Elementwise);
+  check_floating(x, "scale_", "x");
+  NL_CHECK(x.is_contiguous(), "scale_", "x must be contiguous, got shape {}", shape_str(x.shape()));
+  backend_of(x).unary(UnaryOp::Scale, x, x, alpha);  // elementwise: reading and writing x is safe
+}
+
 Tensor sum_to(const Tensor& x, const Shape& shape) {
   ProfileScope scope(OpFamily::Elementwise);
   if (x.shape() == shape) return x;

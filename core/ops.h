@@ -20,6 +20,8 @@ inline Tensor scale(const Tensor& x, double alpha) { return unary(UnaryOp::Scale
 inline Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x); }
 // y += alpha * x (same shape and dtype), in place.
 void axpy_(double alpha, const Tensor& x, Tensor& y);
+// x *= alpha, in place (x contiguous): one read and one write per element, no temporary.
+void scale_(Tensor& x, double alpha);
 
 // Sum x down to `shape` over broadcast axes: the one un-broadcast of every gradient.
 Tensor sum_to(const Tensor& x, const Shape& shape);

@@ -25,8 +25,10 @@ double clip_grad_norm(const std::vector<Var>& params, double max_norm) {
     const double factor = max_norm / norm;
     for (const Var& param : params) {
       if (!param.defined() || !param.grad().defined()) continue;
-      Var handle = param;  // Var is a handle: this writes the parameter's own gradient
-      handle.grad().copy_(ops::scale(handle.grad(), factor));
+      Var handle = param;  // Var is a handle: this scales the parameter's own gradient
+      Tensor grad = handle.grad();
+      if (grad.is_contiguous()) ops::scale_(grad, factor);
+      else grad.copy_(ops::scale(grad, factor));
     }
   }
   return norm;

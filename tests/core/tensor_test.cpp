@@ -153,5 +153,28 @@ TEST(Tensor, NarrowLastAndPadLastAreAdjoint) {
   EXPECT_THROW(ops::pad_last(n, 3, 4), Error);
 }
 
+// scale_ writes x * alpha into x itself: bitwise what ops::scale returns, for every floating dtype
+// and for a tensor large enough to run in chunks over the threads; a view it cannot write in
+// place is an error naming the op.
+TEST(Ops, ScaleInPlaceIsScale) {
+  Generator gen(11);
+  for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16})
+    for (const int64_t n : {int64_t{7}, int64_t{100003}}) {
+      Tensor x = Tensor::randn({n}, gen, 0.0, 1.0, DType::F32).to(dtype);
+      const Tensor expected = ops::scale(x, -0.37);
+      Tensor alias = x;  // a handle on the same storage
+      ops::scale_(x, -0.37);
+      EXPECT_EQ(x.to_vector(), expected.to_vector()) << dtype_name(dtype) << " n " << n;
+      EXPECT_EQ(alias.to_vector(), expected.to_vector()) << "scale_ must write the storage itself";
+    }
+  Tensor view = Tensor::zeros({3, 4}).transpose(0, 1);
+  try {
+    ops::scale_(view, 2.0);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[scale_]"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace normlab
