@@ -35,11 +35,14 @@ struct GemmShape {
 };
 
 // char_small (B 12 x T 64, d_model 128, d_ff 512), mid (8 x 256, 512, 2048), GPT-2 124M
-// (B*T 1024, 768, 3072): the two MLP Linears of each (the attention projections are N = K = d_model).
+// (B*T 1024, 768, 3072): the two MLP Linears of each (the attention projections are N = K = d_model);
+// and at the 256 rows of the bench config, the up-projection and the vocabulary head (N = 50257).
 const std::vector<GemmShape> kShapes = {
     {"char_small up", 768, 512, 128},  {"char_small down", 768, 128, 512},
     {"mid up", 2048, 2048, 512},       {"mid down", 2048, 512, 2048},
     {"gpt2 up", 1024, 3072, 768},      {"gpt2 down", 1024, 768, 3072},
+    // bench/configs/gpt2_124m.toml runs B*T = 4 x 64 = 256 rows: its MLP up-projection and tied head
+    {"gpt2 up, 256 rows", 256, 3072, 768}, {"gpt2 head", 256, 50257, 768},
 };
 
 struct Impl {
