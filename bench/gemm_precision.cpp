@@ -1,7 +1,9 @@
 // Half-precision GEMM against float32 sgemm at the model's Linear shapes, on the CPU:
 //   build/gemm_precision [--reps N] [--threads 1,2] [--min-ms MS]
-// Implementations, all through CpuBackend::gemm (core/cpu/half_gemm.h), C = op(A) op(B):
+// Implementations, through CpuBackend::gemm (core/cpu/half_gemm.h) but for f32 oneDNN, C = op(A) op(B):
 //   f32 sgemm      float32 A, B, C (OpenBLAS): the reference every ratio is taken against;
+//   f32 oneDNN     float32 through oneDNN's matmul directly (shown when built with oneDNN; normlab's
+//                  float32 GEMMs always run on OpenBLAS);
 //   bf16 oneDNN    bfloat16 A, B, C through oneDNN's matmul (float32 accumulation);
 //   bf16 fallback  bfloat16 converted to float32, sgemm, C rounded back (what float16 runs too);
 //   f16 oneDNN     float16 through oneDNN where it has a native kernel (oneDNN 2.6, Debian 12's,
@@ -49,6 +51,7 @@ struct Impl {
   const char* name;
   DType dtype;
   HalfGemmPath path;  // for half dtypes
+  bool onednn_direct = false;  // call oneDNN's matmul itself (float32 oneDNN)
 };
 
 struct Operands {
@@ -94,6 +97,7 @@ double median(std::vector<double> v) {
 
 std::function<void()> gemm_call(const Impl& impl, Operands& o) {
   return [&impl, &o] {
+    if (impl.onednn_direct) return onednn_gemm(o.args, o.a, o.b, o.c);
     set_half_gemm_path(impl.path);
     cpu_backend().gemm(o.args, o.a, o.b, o.c);
   };
@@ -120,6 +124,20 @@ void bench_shape(const GemmShape& s, int variant, const std::vector<Impl>& impls
                threads, impls[i].name, flops / median(times[i]) * 1e-9, median(ratios));
   }
   std::fflush(stdout);
+}
+
+// Whether oneDNN's float32 matmul runs here (false when normlab was built without oneDNN).
+bool onednn_f32_runs() {
+  GemmArgs g;
+  g.m = g.n = g.k = 2;
+  const Tensor a = Tensor::ones({2, 2}), b = Tensor::ones({2, 2});
+  Tensor c = Tensor::zeros({2, 2});
+  try {
+    onednn_gemm(g, a, b, c);
+  } catch (const Error&) {
+    return false;
+  }
+  return c.to_vector() == std::vector<double>(4, 2.0);
 }
 
 std::vector<int> parse_list(const std::string& text) {
@@ -155,6 +173,7 @@ int main(int argc, char** argv) {
   fmt::print("OpenBLAS core {}; oneDNN native kernel: bfloat16 {}, float16 {}; {} repetitions, >= {} ms each\n\n",
              blas_core_name(), bf16_native ? "yes" : "no", f16_native ? "yes" : "no", reps, min_seconds * 1e3);
   std::vector<Impl> impls{{"f32 sgemm", DType::F32, HalfGemmPath::Auto}};
+  if (onednn_f32_runs()) impls.push_back({"f32 oneDNN", DType::F32, HalfGemmPath::Auto, true});
   if (bf16_native) impls.push_back({"bf16 oneDNN", DType::BF16, HalfGemmPath::OneDnn});
   impls.push_back({"bf16 fallback", DType::BF16, HalfGemmPath::Fallback});
   if (f16_native) impls.push_back({"f16 oneDNN", DType::F16, HalfGemmPath::OneDnn});

@@ -46,6 +46,8 @@ void gemm_half(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c);
 bool onednn_gemm_available(DType dtype);
 // True when it is also expected to be faster than the fallback: oneDNN sees AMX on this CPU.
 bool onednn_gemm_preferred(DType dtype);
+// For bfloat16 and float16; also float32, which only bench/gemm_precision uses (float32 GEMMs run
+// on OpenBLAS: oneDNN's f32 matmul is not faster at the models' shapes, bench/README.md).
 void onednn_gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c);
 
 }  // namespace normlab

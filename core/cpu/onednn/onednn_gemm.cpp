@@ -26,7 +26,12 @@ dnnl::engine& cpu_engine() {
 }
 
 memory::data_type onednn_type(DType dtype) {
-  return dtype == DType::BF16 ? memory::data_type::bf16 : memory::data_type::f16;
+  switch (dtype) {
+    case DType::BF16: return memory::data_type::bf16;
+    case DType::F16: return memory::data_type::f16;
+    case DType::F32: return memory::data_type::f32;  // bench/gemm_precision's comparison with sgemm
+    default: fail("gemm", "oneDNN's matmul takes bfloat16, float16 or float32, got {}", dtype_name(dtype));
+  }
 }
 
 // The logical (count, rows, cols) operand, stored row-major as (rows, cols) or, transposed, as
