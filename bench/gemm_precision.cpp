@@ -54,26 +54,9 @@ struct Impl {
   bool onednn_direct = false;  // call oneDNN's matmul itself (float32 oneDNN)
 };
 
-struct Operands {
-  GemmArgs args;
-  Tensor a, b, c;
-};
-
-Operands make_operands(const GemmShape& s, int variant, DType dtype) {
+GemmOperands make_operands(const GemmShape& s, int variant, DType dtype) {
   Generator gen(3);
-  Operands o;
-  o.args.m = s.m;
-  o.args.n = s.n;
-  o.args.k = s.k;
-  Shape a_shape{s.m, s.k}, b_shape{s.n, s.k};  // fwd: X (M,K), W (N,K) transposed
-  o.args.trans_b = variant == 0;
-  if (variant == 1) a_shape = {s.m, s.n}, b_shape = {s.n, s.k}, o.args.m = s.m, o.args.k = s.n, o.args.n = s.k;
-  if (variant == 2) a_shape = {s.m, s.n}, b_shape = {s.m, s.k}, o.args.trans_a = true, o.args.m = s.n,
-                    o.args.k = s.m, o.args.n = s.k;
-  o.a = Tensor::randn(a_shape, gen).to(dtype);
-  o.b = Tensor::randn(b_shape, gen).to(dtype);
-  o.c = Tensor::zeros({o.args.m, o.args.n}, dtype);
-  return o;
+  return random_linear_gemm(static_cast<LinearGemm>(variant), s.m, s.k, s.n, dtype, gen);
 }
 
 // Seconds per call: calls repeated until min_seconds have passed.
@@ -95,7 +78,7 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-std::function<void()> gemm_call(const Impl& impl, Operands& o) {
+std::function<void()> gemm_call(const Impl& impl, GemmOperands& o) {
   return [&impl, &o] {
     if (impl.onednn_direct) return onednn_gemm(o.args, o.a, o.b, o.c);
     set_half_gemm_path(impl.path);
@@ -107,7 +90,7 @@ std::function<void()> gemm_call(const Impl& impl, Operands& o) {
 void bench_shape(const GemmShape& s, int variant, const std::vector<Impl>& impls, int threads, int reps,
                  double min_seconds) {
   static const char* variants[] = {"fwd", "dx", "dw"};
-  std::vector<Operands> operands;
+  std::vector<GemmOperands> operands;
   for (const Impl& impl : impls) operands.push_back(make_operands(s, variant, impl.dtype));
   std::vector<std::vector<double>> times(impls.size());
   for (int r = 0; r < reps; ++r)

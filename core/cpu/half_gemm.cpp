@@ -52,32 +52,6 @@ template <typename Gemm> double seconds_of(Gemm gemm) {
 // runs the models' own shapes at 2.0-2.4x (bench/gemm_precision, bench/README.md).
 constexpr int64_t kProbeRows = 1024, kProbeIn = 512, kProbeOut = 512;
 
-struct ProbeGemm {
-  GemmArgs args;
-  Tensor a, b, c;
-};
-
-// variant 0: forward (M,K)(N,K)^T; 1: dX (M,N)(N,K); 2: dW (M,N)^T (M,K).
-ProbeGemm make_probe_gemm(int variant, DType dtype, Generator& gen) {
-  const int64_t rows = kProbeRows, in = kProbeIn, out = kProbeOut;
-  ProbeGemm p;
-  Shape a_shape, b_shape;
-  if (variant == 0) {
-    a_shape = {rows, in}, b_shape = {out, in};
-    p.args.trans_b = true, p.args.m = rows, p.args.n = out, p.args.k = in;
-  } else if (variant == 1) {
-    a_shape = {rows, out}, b_shape = {out, in};
-    p.args.m = rows, p.args.n = in, p.args.k = out;
-  } else {
-    a_shape = {rows, out}, b_shape = {rows, in};
-    p.args.trans_a = true, p.args.m = out, p.args.n = in, p.args.k = rows;
-  }
-  p.a = Tensor::randn(a_shape, gen, 0.0, 1.0, DType::F32).to(dtype);
-  p.b = Tensor::randn(b_shape, gen, 0.0, 1.0, DType::F32).to(dtype);
-  p.c = Tensor::zeros({p.args.m, p.args.n}, dtype);
-  return p;
-}
-
 // Fallback time / oneDNN time over the probe's three GEMMs, each the best of kProbeReps timings
 // taken in turn (oneDNN, fallback, oneDNN, ...) after one untimed call of each (oneDNN builds its
 // kernel on the first), so that a slow moment of the machine hits both paths alike.
@@ -85,8 +59,8 @@ constexpr int kProbeReps = 5;
 double measure_speedup(DType dtype) {
   Generator gen(7);
   double onednn_seconds = 0.0, fallback_seconds = 0.0;
-  for (int variant = 0; variant < 3; ++variant) {
-    ProbeGemm p = make_probe_gemm(variant, dtype, gen);
+  for (const LinearGemm which : {LinearGemm::Forward, LinearGemm::InputGrad, LinearGemm::WeightGrad}) {
+    GemmOperands p = random_linear_gemm(which, kProbeRows, kProbeIn, kProbeOut, dtype, gen);
     const auto onednn = [&] { onednn_gemm(p.args, p.a, p.b, p.c); };
     const auto fallback = [&] { gemm_half_fallback(p.args, p.a, p.b, p.c); };
     onednn();
@@ -130,6 +104,26 @@ const AutoChoice& auto_choice(DType dtype) {
 }
 
 }  // namespace
+
+GemmOperands random_linear_gemm(LinearGemm which, int64_t rows, int64_t in, int64_t out, DType dtype,
+                                Generator& gen) {
+  GemmOperands o;
+  Shape a_shape, b_shape;
+  if (which == LinearGemm::Forward) {  // Y = X W^T: (M,K)(N,K)^T
+    a_shape = {rows, in}, b_shape = {out, in};
+    o.args.trans_b = true, o.args.m = rows, o.args.n = out, o.args.k = in;
+  } else if (which == LinearGemm::InputGrad) {  // dX = dY W: (M,N)(N,K)
+    a_shape = {rows, out}, b_shape = {out, in};
+    o.args.m = rows, o.args.n = in, o.args.k = out;
+  } else {  // dW = dY^T X: (M,N)^T (M,K)
+    a_shape = {rows, out}, b_shape = {rows, in};
+    o.args.trans_a = true, o.args.m = out, o.args.n = in, o.args.k = rows;
+  }
+  o.a = Tensor::randn(a_shape, gen, 0.0, 1.0, DType::F32).to(dtype);
+  o.b = Tensor::randn(b_shape, gen, 0.0, 1.0, DType::F32).to(dtype);
+  o.c = Tensor::zeros({o.args.m, o.args.n}, dtype);
+  return o;
+}
 
 void set_half_gemm_path(HalfGemmPath path) { requested_path() = path; }
 

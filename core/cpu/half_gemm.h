@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "core/backend.h"
+#include "core/random.h"
 
 namespace normlab {
 
@@ -37,6 +38,17 @@ std::string_view half_gemm_path_name(HalfGemmPath path);
 // and why (`normlab --version`, `normlab bench train`).
 std::string half_gemm_description(DType dtype);
 inline constexpr double kAutoMargin = 1.25;
+
+// One of the three GEMMs of a Linear layer (K in, N out) over M rows, with random normal operands
+// of dtype: Forward Y = X W^T (M,K)(N,K)^T, InputGrad dX = dY W (M,N)(N,K), WeightGrad dW = dY^T X
+// (M,N)^T (M,K). Auto's probe and bench/gemm_precision time these.
+enum class LinearGemm { Forward, InputGrad, WeightGrad };
+struct GemmOperands {
+  GemmArgs args;
+  Tensor a, b, c;
+};
+GemmOperands random_linear_gemm(LinearGemm which, int64_t rows, int64_t in, int64_t out, DType dtype,
+                                Generator& gen);
 
 // C = alpha op(A) op(B) + beta C for bfloat16 or float16 A, B, C (GemmArgs as in core/backend.h).
 void gemm_half(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c);

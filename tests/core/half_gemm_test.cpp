@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/cpu/half_gemm.h"
+#include "core/ops.h"
 #include "core/random.h"
 
 namespace normlab {
@@ -182,6 +183,26 @@ TEST(HalfGemmAuto, DecidesOnceAndSaysWhy) {
   set_half_gemm_path(HalfGemmPath::Fallback);
   EXPECT_EQ(half_gemm_description(DType::BF16), "fallback (NORMLAB_HALF_GEMM)");
   set_half_gemm_path(HalfGemmPath::Auto);
+}
+
+// The probe's Linear GEMMs are what their names say: forward X W^T, input gradient dY W, weight
+// gradient dY^T X, each checked against ops::matmul with the transposes spelled out.
+TEST(LinearGemm, EachGemmIsTheLinearLayersProduct) {
+  Generator gen(5);
+  const int64_t rows = 6, in = 4, out = 3;
+  const struct {
+    LinearGemm which;
+    bool trans_a, trans_b;
+    Shape c_shape;
+  } cases[] = {{LinearGemm::Forward, false, true, {rows, out}},
+               {LinearGemm::InputGrad, false, false, {rows, in}},
+               {LinearGemm::WeightGrad, true, false, {out, in}}};
+  for (const auto& c : cases) {
+    GemmOperands o = random_linear_gemm(c.which, rows, in, out, DType::F32, gen);
+    cpu_backend().gemm(o.args, o.a, o.b, o.c);
+    EXPECT_EQ(o.c.shape(), c.c_shape);
+    EXPECT_EQ(o.c.to_vector(), ops::matmul(o.a, o.b, c.trans_a, c.trans_b).to_vector());
+  }
 }
 
 }  // namespace
