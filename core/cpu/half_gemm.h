@@ -10,7 +10,7 @@
 // elsewhere, where oneDNN has a native kernel, both are timed on one Linear layer's forward and
 // backward GEMMs at a transformer's size (1024 rows, 512 in, 512 out; best of 5 each) and oneDNN
 // is taken only at >= kAutoMargin times the fallback's speed, so that timing noise cannot flip a
-// close call. The CPUs measured so far are far from it: a Sapphire Rapids VM without AMX ran
+// close call. The probe costs about 0.1 s, once per dtype and process. The CPUs measured so far are far from it: a Sapphire Rapids VM without AMX ran
 // oneDNN 2.6's bfloat16 matmul at 0.5-0.9x of float32 sgemm, an AMD EPYC Zen 4 (avx512_bf16) at
 // 3.3-3.9x of OpenBLAS's Haswell sgemm, a Zen 5 at 1.8-2.2x of its AVX-512 sgemm (bench/gemm_precision,
 // bench/README.md). oneDNN 2.6 has no float16 matmul on the CPU.
@@ -20,9 +20,10 @@
 #include <string_view>
 
 #include "core/backend.h"
-#include "core/random.h"
 
 namespace normlab {
+
+class Generator;  // core/random.h
 
 enum class HalfGemmPath { Auto, OneDnn, Fallback };
 
@@ -33,9 +34,9 @@ void set_half_gemm_path(HalfGemmPath path);
 // The implementation a GEMM of this half dtype takes now: OneDnn or Fallback.
 HalfGemmPath half_gemm_path(DType dtype);
 std::string_view half_gemm_path_name(HalfGemmPath path);
-// "onednn (oneDNN measured 2.30x the float32 fallback on a 512x512 Linear over 1024 rows, forward
-// and backward; taken at >= 1.25x)": the path
-// and why (`normlab --version`, `normlab bench train`).
+// The path and why, for `normlab --version` and `normlab bench train`: "onednn (oneDNN measured
+// 2.30x the float32 fallback on a 512x512 Linear over 1024 rows, forward and backward; taken at
+// >= 1.25x)".
 std::string half_gemm_description(DType dtype);
 inline constexpr double kAutoMargin = 1.25;
 
@@ -59,7 +60,8 @@ bool onednn_gemm_available(DType dtype);
 // True when it is also expected to be faster than the fallback: oneDNN sees AMX on this CPU.
 bool onednn_gemm_preferred(DType dtype);
 // For bfloat16 and float16; also float32, which only bench/gemm_precision uses (float32 GEMMs run
-// on OpenBLAS: oneDNN's f32 matmul is not faster at the models' shapes, bench/README.md).
+// on OpenBLAS: oneDNN's f32 matmul measured 0.70-1.26x sgemm at the models' shapes on a Zen 5,
+// no consistent gain, bench/README.md).
 void onednn_gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c);
 
 }  // namespace normlab
