@@ -2,9 +2,9 @@
 // is alive on this thread, layers compute on 16-bit copies of their float32 (master) weights:
 //   autocast(w)   a float32 weight or activation cast to the 16-bit dtype (recorded as a `cast`
 //                 node, so the gradient arrives back in float32 for the optimizer);
-//   in_float32(x) a 16-bit activation cast up where precision matters: softmax, cross-entropy and
-//                 the MoE router run in float32 (as Hugging Face's models do in bf16/fp16).
-// Norms take 16-bit inputs and compute their statistics in float32 inside the kernel.
+//   in_float32(x) a 16-bit activation cast up where precision matters: cross-entropy and the MoE
+//                 router run in float32 (as Hugging Face's models do in bf16/fp16).
+// Norms and attention's softmax take 16-bit inputs and compute in float32 inside the kernel.
 // Without a guard (or with a float32 guard) both are the identity: float32 and float64 runs are
 // bitwise unchanged. The guard nests; the destructor restores the previous dtype.
 #pragma once

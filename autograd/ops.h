@@ -64,10 +64,10 @@ Var linear(const Var& x, const Var& weight, const Var& bias);
 
 // ---- softmax, embedding, loss, dropout ----
 Var softmax(const Var& x);         // last axis
-Var causal_softmax(const Var& x);  // (..., T, T), entries above the diagonal get probability 0
-// Sliding-window causal softmax of (..., T, T): row i sees columns i - window .. i (window + 1 keys,
-// as Hugging Face's Mistral); the others get probability exactly 0. window 0 = causal_softmax.
-Var causal_softmax(const Var& x, int64_t window);
+// Causal softmax of scale * x, x (..., T, T): entries above the diagonal get probability 0. With
+// window > 0 (sliding window, as Hugging Face's Mistral) row i sees columns i - window .. i
+// (window + 1 keys); the others get probability exactly 0. Attention passes 1 / sqrt(D) as scale.
+Var causal_softmax(const Var& x, int64_t window = 0, double scale = 1.0);
 // weight (V, C), ids int32 (any shape) -> (*ids, C); backward scatter-adds into weight, except into
 // row padding_idx (torch's padding_idx: that row gets no gradient from the lookup; -1 = none).
 Var embedding(const Var& weight, const Tensor& ids, int64_t padding_idx = -1);

@@ -62,9 +62,9 @@ int main(int argc, char** argv) {
   const ops::NormForward rms = ops::rms_norm(x, gamma, 1e-6, false);
   report("rms_norm forward", 2, [&] { (void)ops::rms_norm(x, gamma, 1e-6, false); });
   report("rms_norm backward", 3, [&] { (void)ops::rms_norm_backward(dy, x, gamma, rms, false, true); });
-  const Tensor y = ops::softmax(x, false);
-  report("softmax forward", 2, [&] { (void)ops::softmax(x, false); });
-  report("softmax backward", 3, [&] { (void)ops::softmax_backward(y, dy); });
+  const Tensor y = ops::softmax(x, {});
+  report("softmax forward", 2, [&] { (void)ops::softmax(x, {}); });
+  report("softmax backward", 3, [&] { (void)ops::softmax_backward(y, dy, 1.0); });
   report("gelu forward", 2, [&] { (void)ops::unary(UnaryOp::Gelu, x); });
   return 0;
 }

@@ -16,7 +16,8 @@
 // the same number of threads, the bandwidth ceiling to compare with.
 //
 // Causal attention core (B 8, H 8, T 256, D 64): softmax(q k^T / sqrt(D)) v through the autograd
-// ops, forward only and forward + backward. GFLOP/s over 4 B H T^2 D (forward) and 12 B H T^2 D
+// ops as nn/attention.cpp calls them, forward only and forward + backward, float32 and (forward +
+// backward) bfloat16 under autocast. GFLOP/s over 4 B H T^2 D (forward) and 12 B H T^2 D
 // (forward + backward), counting the masked upper triangle in full, as the kernels compute it.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -26,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "core/cpu/blas_core.h"
 #include "core/backend.h"
@@ -179,8 +181,8 @@ constexpr int64_t kB = 8, kH = 8, kT = 256, kD = 64;
 constexpr double kAttnFlops = 4.0 * kB * kH * kT * kT * kD;  // forward: q k^T and p v
 
 Var attention_core(const Var& q, const Var& k, const Var& v) {
-  const Var scores = scale(matmul(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(kD)));
-  return matmul(causal_softmax(scores), v);  // (B,H,T,D)
+  const Var probs = causal_softmax(matmul(q, k, false, true), 0, 1.0 / std::sqrt(static_cast<double>(kD)));
+  return matmul(probs, v);  // (B,H,T,D), as nn/attention.cpp
 }
 
 void BM_attention_forward(benchmark::State& state) {
@@ -204,8 +206,26 @@ void BM_attention_forward_backward(benchmark::State& state) {
   state.counters["GFLOPs"] = rate(3.0 * kAttnFlops * 1e-9);
 }
 
+// The same under bf16 autocast, as nn/attention.cpp runs it: q, k, v in bfloat16.
+void BM_attention_forward_backward_bf16(benchmark::State& state) {
+  Var q = parameter(random_tensor({kB, kH, kT, kD}, 5)), k = parameter(random_tensor({kB, kH, kT, kD}, 6)),
+      v = parameter(random_tensor({kB, kH, kT, kD}, 7));
+  const Tensor seed = random_tensor({kB, kH, kT, kD}, 8).to(DType::BF16);
+  for (auto _ : state) {
+    {
+      AutocastGuard autocast(DType::BF16);
+      backward(attention_core(normlab::autocast(q), normlab::autocast(k), normlab::autocast(v)), seed);
+    }
+    q.zero_grad();
+    k.zero_grad();
+    v.zero_grad();
+  }
+  state.counters["GFLOPs"] = rate(3.0 * kAttnFlops * 1e-9);
+}
+
 BENCHMARK(BM_attention_forward)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_attention_forward_backward)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_attention_forward_backward_bf16)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace normlab

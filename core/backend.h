@@ -30,6 +30,14 @@ struct GemmArgs {
   double alpha = 1.0, beta = 0.0;
 };
 
+// y = softmax(scale * x) over the last axis. causal: x is (..., T, T) and row i sees columns j <= i,
+// only i - window <= j <= i when window > 0 (window + 1 keys); the others get probability exactly 0.
+struct SoftmaxArgs {
+  bool causal = false;
+  int64_t window = 0;  // causal only; 0: every j <= i
+  double scale = 1.0;  // attention's 1 / sqrt(D), folded into the kernel
+};
+
 struct AdamArgs {
   double lr, beta1, beta2, eps, weight_decay;
   int64_t step;       // 1-based, for bias correction
@@ -93,11 +101,10 @@ class Backend {
   // ---- matrix products ----
   virtual void gemm(const GemmArgs& args, const Tensor& a, const Tensor& b, Tensor& c) = 0;
 
-  // ---- softmax over the last axis ----
-  // causal: x is (..., T, T) and entry (i, j) with j > i is masked (probability exactly 0).
-  virtual void softmax(const Tensor& x, Tensor& y, bool causal) = 0;
-  // dx = y * (dy - sum_j dy_j y_j) per row.
-  virtual void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
+  // ---- softmax over the last axis, of scale * x (SoftmaxArgs) ----
+  virtual void softmax(const SoftmaxArgs& args, const Tensor& x, Tensor& y) = 0;
+  // dx = scale * y * (dy - sum_j dy_j y_j) per row (masked entries have y = 0, so dx = 0).
+  virtual void softmax_backward(double scale, const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
 
   // ---- normalization (rows of length C; row statistics accumulated in double for every dtype;
   //      CPU weight-gradient sums in the dtype over blocks of 16 rows, in double across blocks) ----

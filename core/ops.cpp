@@ -1,5 +1,6 @@
 #include "core/ops.h"
 
+#include <cmath>
 #include <limits>
 
 #include "core/profiler.h"
@@ -163,19 +164,25 @@ Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, bool tr
   return matmul_impl(a, b, false, trans_b, bias);
 }
 
-Tensor softmax(const Tensor& x, bool causal) {
+Tensor softmax(const Tensor& x, const SoftmaxArgs& args) {
   ProfileScope scope(OpFamily::Attention);
-  check_floating(x, causal ? "causal_softmax" : "softmax", "x");
+  const char* op = args.causal ? "causal_softmax" : "softmax";
+  check_floating(x, op, "x");
+  NL_CHECK(args.window >= 0 && (args.causal || args.window == 0), op,
+           "window must be >= 0 and needs causal, got window {} ({})", args.window,
+           args.causal ? "causal" : "not causal");
+  NL_CHECK(std::isfinite(args.scale), op, "scale must be finite, got {}", args.scale);
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
-  backend_of(x).softmax(x.contiguous(), y, causal);
+  backend_of(x).softmax(args, x.contiguous(), y);
   return y;
 }
 
-Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
+Tensor softmax_backward(const Tensor& y, const Tensor& dy, double scale) {
   ProfileScope scope(OpFamily::Attention);
   check_same_shape(y, dy, "softmax_backward", "y", "dy");
+  check_same_dtype(y, dy, "softmax_backward");
   Tensor dx = Tensor::empty(y.shape(), y.dtype(), y.device());
-  backend_of(y).softmax_backward(y.contiguous(), dy.contiguous(), dx);
+  backend_of(y).softmax_backward(scale, y.contiguous(), dy.contiguous(), dx);
   return dx;
 }
 

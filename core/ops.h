@@ -42,9 +42,11 @@ Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, bool tr
 // N, K (they are also the leading dimensions) or the batch count would not fit.
 void check_gemm_size(const GemmArgs& g, const Shape& a, const Shape& b, const char* op);
 
-// Softmax over the last axis (causal: lower-triangular mask on (..., T, T)).
-Tensor softmax(const Tensor& x, bool causal);
-Tensor softmax_backward(const Tensor& y, const Tensor& dy);
+// Softmax over the last axis of args.scale * x, causal and windowed as SoftmaxArgs says
+// (core/backend.h). bfloat16/float16 compute in float32 inside the kernel and round once.
+Tensor softmax(const Tensor& x, const SoftmaxArgs& args);
+// dx = scale * y * (dy - sum_j dy_j y_j), the scale the forward used.
+Tensor softmax_backward(const Tensor& y, const Tensor& dy, double scale);
 
 // weight (V, C), ids int32 of any shape -> (*ids.shape, C).
 Tensor embedding(const Tensor& weight, const Tensor& ids);

@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "autograd/autocast.h"
 #include "autograd/ops.h"
 
 namespace normlab {
@@ -54,10 +53,9 @@ Var CausalSelfAttention::attend(const Var& q, const Var& k, const Var& v) const 
   const int64_t b = q.size(0), t = q.size(2), group = heads_ / kv_heads_;
   // Query heads h = g * group + r (r < group) share kv head g: (B,H,T,D) is (B,K,group T,D) in memory.
   const Var q_grouped = group == 1 ? q : reshape(q, {b, kv_heads_, group * t, head_dim_});
-  Var scores = scale(matmul(q_grouped, k, false, true), 1.0 / std::sqrt(static_cast<double>(head_dim_)));
-  if (group != 1) scores = reshape(scores, {b, heads_, t, t});                // (B,H,T,T)
-  scores = in_float32(scores);  // the softmax runs in float32 under autocast, its output cast back
-  Var probs = autocast(window_ > 0 ? causal_softmax(scores, window_) : causal_softmax(scores));
+  Var scores = matmul(q_grouped, k, false, true);
+  if (group != 1) scores = reshape(scores, {b, heads_, t, t});  // (B,H,T,T)
+  Var probs = causal_softmax(scores, window_, 1.0 / std::sqrt(static_cast<double>(head_dim_)));
   if (group != 1) probs = reshape(probs, {b, kv_heads_, group * t, t});
   const Var heads = matmul(probs, v);                                          // (B,K,group T,D)
   return group == 1 ? heads : reshape(heads, {b, heads_, t, head_dim_});     // (B,H,T,D)

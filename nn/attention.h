@@ -6,7 +6,8 @@
 //   split into heads: q (B,H,T,D), k, v (B,K,T,D); rope: q, k rotated by position (rotate-half)
 //   query head h reads key/value head h / (H/K): q viewed as (B,K,(H/K) T,D), so each group's
 //   queries share one batched product with their k and v (no copies of k, v)
-//   p = causal_softmax(q k^T / sqrt(D), sliding_window)   (B,H,T,T)
+//   p = causal_softmax(q k^T, sliding_window, 1 / sqrt(D)) (B,H,T,T): scale, mask and softmax in
+//       one kernel (float32 inside it under autocast, p stored in the scores' dtype)
 //   y = merge_heads(p v) Wo^T                             (B,T,C), then dropout(config.dropout)
 #pragma once
 #include <memory>

@@ -56,8 +56,9 @@ double parameter_elements(const ModelConfig& m) {
 
 // Elements the tape keeps alive at the end of the forward pass (every op output is kept by its
 // node until backward reaches it), with N = B T tokens, per block:
-//   attention: q, k, v (3 NC), their head-split copies (3 NC), scores, scaled scores and
-//   probabilities (3 B H T^2), the weighted values, their merged copy and the output (3 NC);
+//   attention: q, k, v (3 NC), their head-split copies (3 NC), scores and probabilities
+//   (2 B H T^2: the scale is inside the softmax), the weighted values, their merged copy and the
+//   output (3 NC);
 //   FFN: hidden and activation (2 NF; gated: both branches and their product, 4 NF), output (NC);
 //   two residual sums (2 NC); each norm's kept tensors and statistics (nn/norm_kinds.h: LayerNorm
 //   NC + 2 N, GroupNorm NC + 2 N G, a composed norm every op output it keeps);
@@ -79,7 +80,7 @@ double activation_elements(const RunConfig& c) {
   const double KV = static_cast<double>(kv_heads_of(m) * head_dim_of(m));
   // q, k, v and their head-split copies, rotated copies of q and k (rope), weighted values and
   // their merged copy, output: 9 NC for plain multi-head attention with learned positions.
-  double block = 2 * N * (Q + 2 * KV) + 2 * N * Q + N * C + 3 * B * H * T * T;
+  double block = 2 * N * (Q + 2 * KV) + 2 * N * Q + N * C + 2 * B * H * T * T;
   if (m.position_embedding == PositionEmbedding::Rope) block += N * (Q + KV);
   if (m.ffn_type == FfnType::Moe) {
     // N k (token, expert) rows: gathered inputs, the SwiGLU's 4 (n_e, F) tensors, the expert

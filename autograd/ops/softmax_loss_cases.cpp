@@ -19,13 +19,14 @@ constexpr double kStep = 1e-4;
 Var attention(const Var& q, const Var& k, const Var& v, int64_t heads) {
   const Var qh = split_heads(q, heads), kh = split_heads(k, heads), vh = split_heads(v, heads);
   const double d = static_cast<double>(q.size(-1) / heads);
-  const Var scores = scale(matmul(qh, kh, false, true), 1.0 / std::sqrt(d));  // (B, H, T, T)
-  return merge_heads(matmul(causal_softmax(scores), vh));                     // (B, T, C)
+  const Var probs = causal_softmax(matmul(qh, kh, false, true), 0, 1.0 / std::sqrt(d));  // (B, H, T, T)
+  return merge_heads(matmul(probs, vh));                                               // (B, T, C)
 }
 
 // Grouped-query attention: q (B, T, H D) with H = 4 heads, k, v (B, T, K D) with K = 2 kv heads,
 // D = 3; query head h reads kv head h / 2. Written without the grouped reshape of nn/attention.cpp:
-// each kv head is copied for its queries (a slice per head), so the case checks the mapping as well.
+// each kv head is copied for its queries (a slice per head), so the case checks the mapping as well;
+// the scale is a separate op here (the composed form the fused softmax replaced).
 Var gqa_reference(const Var& q, const Var& k, const Var& v, int64_t window) {
   const int64_t heads = 4, kv_heads = 2, d = 3;
   std::vector<Var> outputs;
@@ -47,16 +48,19 @@ void register_softmax_loss_cases(std::vector<OpCase>& c) {
                           [](const std::vector<Var>& v) { return softmax(v[0]); }, kStep, true));
   c.push_back(normal_case("causal_softmax", "causal softmax of (2, 4, 4) scores", {"x"}, {{2, 4, 4}},
                           [](const std::vector<Var>& v) { return causal_softmax(v[0]); }, kStep));
+  c.push_back(normal_case("scaled_causal_softmax", "causal softmax of 0.45 x, (2, 4, 4) scores (the scale fused)",
+                          {"x"}, {{2, 4, 4}},
+                          [](const std::vector<Var>& v) { return causal_softmax(v[0], 0, 0.45); }, kStep));
   c.push_back(normal_case("attention",
-                          "causal self-attention, q k v (2, 4, 6), 2 heads: split_heads, q k^T / sqrt(D), "
-                          "causal_softmax, @ v, merge_heads",
+                          "causal self-attention, q k v (2, 4, 6), 2 heads: split_heads, q k^T, "
+                          "causal_softmax with 1 / sqrt(D) fused (as nn/attention.cpp), @ v, merge_heads",
                           {"q", "k", "v"}, {{2, 4, 6}, {2, 4, 6}, {2, 4, 6}},
                           [](const std::vector<Var>& v) { return attention(v[0], v[1], v[2], 2); },
                           kStep));
   c.push_back(normal_case("sliding_window_softmax",
-                          "causal softmax of (2, 6, 6) scores with window 2: row i sees columns i-2 .. i",
+                          "causal softmax of 0.7 x, (2, 6, 6) scores with window 2: row i sees columns i-2 .. i",
                           {"x"}, {{2, 6, 6}},
-                          [](const std::vector<Var>& v) { return causal_softmax(v[0], 2); }, kStep));
+                          [](const std::vector<Var>& v) { return causal_softmax(v[0], 2, 0.7); }, kStep));
   c.push_back(normal_case("gqa_attention",
                           "4 query heads on 2 kv heads (head h reads kv head h / 2), D 3, T 5, window 2, "
                           "each head by slices",

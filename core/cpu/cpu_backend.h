@@ -38,8 +38,8 @@ class CpuBackend final : public Backend {
 
   void gemm(const GemmArgs& args, const Tensor& a, const Tensor& b, Tensor& c) override;
 
-  void softmax(const Tensor& x, Tensor& y, bool causal) override;
-  void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) override;
+  void softmax(const SoftmaxArgs& args, const Tensor& x, Tensor& y) override;
+  void softmax_backward(double scale, const Tensor& y, const Tensor& dy, Tensor& dx) override;
 
   NORMLAB_NORM_KERNEL_OVERRIDES
 

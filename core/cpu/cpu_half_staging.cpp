@@ -72,18 +72,6 @@ void HalfStagingBackend::sum_to_shape(const Tensor& x, Tensor& out) {
   s.store_outputs();
 }
 
-void HalfStagingBackend::softmax(const Tensor& x, Tensor& y, bool causal) {
-  HalfStaging s(k_, causal ? "causal_softmax" : "softmax", {&x}, {&y});
-  k_.softmax(s.in(0), s.out(0), causal);
-  s.store_outputs();
-}
-
-void HalfStagingBackend::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
-  HalfStaging s(k_, "softmax_backward", {&y, &dy}, {&dx});
-  k_.softmax_backward(s.in(0), s.in(1), s.out(0));
-  s.store_outputs();
-}
-
 // layer_norm and rms_norm read and write 16-bit tensors themselves (core/cpu/cpu_norm.cpp).
 void HalfStagingBackend::layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
                                             Tensor& y, Tensor& mean, Tensor& rstd) {

@@ -9,7 +9,7 @@
 //
 // Kernels that handle half themselves pass straight through: memory, fill, copy (they convert),
 // copy_columns and embedding_forward (byte copies), sum_squares and all_finite (they read half and
-// accumulate in double), gemm and layer_norm/rms_norm (their own files). The optimizer steps
+// accumulate in double), gemm, softmax and layer_norm/rms_norm (their own files). The optimizer steps
 // refuse half parameters: the parameters an optimizer updates are float32 master weights.
 //
 // A call's floating tensors share one half dtype, except outputs documented as float32 statistics
@@ -78,8 +78,10 @@ class HalfStagingBackend final : public Backend {
     k_.gemm(args, a, b, c);
   }
 
-  void softmax(const Tensor& x, Tensor& y, bool causal) override;
-  void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) override;
+  void softmax(const SoftmaxArgs& args, const Tensor& x, Tensor& y) override { k_.softmax(args, x, y); }
+  void softmax_backward(double scale, const Tensor& y, const Tensor& dy, Tensor& dx) override {
+    k_.softmax_backward(scale, y, dy, dx);
+  }
 
   NORMLAB_NORM_KERNEL_OVERRIDES  // layer_norm, rms_norm: their own 16-bit kernels; the others staged
 

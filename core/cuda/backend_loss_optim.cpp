@@ -22,23 +22,25 @@ void check_on_cuda(const Tensor& t, const char* op, const char* name) {
 
 }  // namespace
 
-void CudaBackend::softmax(const Tensor& x, Tensor& y, bool causal) {
+void CudaBackend::softmax(const SoftmaxArgs& args, const Tensor& x, Tensor& y) {
   const int64_t cols = x.dim() == 0 ? 1 : x.shape().back();
   const int64_t rows = x.numel() / std::max<int64_t>(cols, 1);
-  NL_CHECK(!causal || (x.dim() >= 2 && x.shape()[x.dim() - 2] == cols), "causal_softmax",
+  NL_CHECK(!args.causal || (x.dim() >= 2 && x.shape()[x.dim() - 2] == cols), "causal_softmax",
            "expected (..., T, T), got {}", shape_str(x.shape()));
   cuda_dispatch(x.dtype(), "softmax", [&](auto t) {
     using T = decltype(t);
-    check_kernel(cuda::softmax(dev<T>(x), dev<T>(y), rows, cols, causal, stream_), "softmax");
+    check_kernel(cuda::softmax(dev<T>(x), dev<T>(y), rows, cols, args.causal, args.window, T(args.scale), stream_),
+                 "softmax");
   });
 }
 
-void CudaBackend::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
+void CudaBackend::softmax_backward(double scale, const Tensor& y, const Tensor& dy, Tensor& dx) {
   const int64_t cols = y.dim() == 0 ? 1 : y.shape().back();
   const int64_t rows = y.numel() / std::max<int64_t>(cols, 1);
   cuda_dispatch(y.dtype(), "softmax_backward", [&](auto t) {
     using T = decltype(t);
-    check_kernel(cuda::softmax_backward(dev<T>(y), dev<T>(dy), dev<T>(dx), rows, cols, stream_), "softmax_backward");
+    check_kernel(cuda::softmax_backward(dev<T>(y), dev<T>(dy), dev<T>(dx), rows, cols, T(scale), stream_),
+                 "softmax_backward");
   });
 }
 

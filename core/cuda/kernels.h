@@ -107,9 +107,11 @@ template <typename T> cudaError_t all_finite(const T* x, int64_t n, int* flag, c
 
 // ---- softmax, embedding, cross-entropy (kernels_softmax_loss.cu) ----
 template <typename T>
-cudaError_t softmax(const T* x, T* y, int64_t rows, int64_t cols, bool causal, cudaStream_t stream);
+cudaError_t softmax(const T* x, T* y, int64_t rows, int64_t cols, bool causal, int64_t window, T scale,
+                    cudaStream_t stream);
 template <typename T>
-cudaError_t softmax_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t softmax_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, T scale,
+                             cudaStream_t stream);
 // out[r, :] = weight[ids[r], :]; *bad_position (set to UINT64_MAX by the caller) becomes the first
 // position whose id is outside [0, vocab) (that row of out is left as zeros).
 template <typename T>

@@ -1,7 +1,8 @@
 // Softmax (plain and causal) and its backward, embedding gather and scatter-add, and cross-entropy
 // fused with log-softmax. Row kernels use one block per row with block reductions (fixed order).
-//   softmax:   y_j = exp(x_j - max) / sum_k exp(x_k - max);  causal row i of a (T, T) block keeps j <= i
-//   backward:  dx_j = y_j (dy_j - sum_k dy_k y_k)
+//   softmax:   z = scale x; y_j = exp(z_j - max) / sum_k exp(z_k - max); causal row i of a (T, T) block
+//              keeps j <= i (window > 0: i - window <= j <= i), the others exactly 0
+//   backward:  dx_j = scale y_j (dy_j - sum_k dy_k y_k)
 //   cross-entropy: lse_r = max + log sum_j exp(x_rj - max);  loss_r = lse_r - x_{r, t_r}
 //                  dx_rj = scale (exp(x_rj - lse_r) - [j == t_r]), 0 on ignored rows
 #include "core/cuda/device_utils.cuh"
@@ -16,37 +17,41 @@ inline unsigned row_grid(int64_t rows) {
 }
 
 template <typename T>
-__global__ void __launch_bounds__(1024) softmax_kernel(const T* x, T* y, int64_t rows, int64_t cols, bool causal) {
+__global__ void __launch_bounds__(1024)
+    softmax_kernel(const T* x, T* y, int64_t rows, int64_t cols, bool causal, int64_t window, T scale) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* xr = x + r * cols;
     T* yr = y + r * cols;
-    const int64_t valid = causal ? (r % cols) + 1 : cols;
+    const int64_t i = r % cols;  // the query position inside its (T, T) block (causal)
+    const int64_t lo = causal && window > 0 && i > window ? i - window : 0;
+    const int64_t hi = causal ? i + 1 : cols;
     T m = d_neg_inf<T>();
-    for (int64_t j = threadIdx.x; j < valid; j += blockDim.x) m = d_max(m, xr[j]);
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) m = d_max(m, xr[j] * scale);
     m = block_max(m);
     T s = T(0);
-    for (int64_t j = threadIdx.x; j < valid; j += blockDim.x) {
-      const T e = d_exp(xr[j] - m);
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+      const T e = d_exp(xr[j] * scale - m);
       yr[j] = e;
       s += e;
     }
     s = block_sum(s);
     const T inv = T(1) / s;
-    for (int64_t j = threadIdx.x; j < valid; j += blockDim.x) yr[j] *= inv;  // this thread's own writes
-    for (int64_t j = valid + threadIdx.x; j < cols; j += blockDim.x) yr[j] = T(0);
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) yr[j] *= inv;  // this thread's own writes
+    for (int64_t j = threadIdx.x; j < lo; j += blockDim.x) yr[j] = T(0);
+    for (int64_t j = hi + threadIdx.x; j < cols; j += blockDim.x) yr[j] = T(0);
   }
 }
 
 template <typename T>
 __global__ void __launch_bounds__(1024)
-    softmax_backward_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols) {
+    softmax_backward_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, T scale) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* yr = y + r * cols;
     const T* dyr = dy + r * cols;
     T dot = T(0);
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) dot += dyr[j] * yr[j];
     dot = block_sum(dot);
-    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) dx[r * cols + j] = yr[j] * (dyr[j] - dot);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) dx[r * cols + j] = yr[j] * (dyr[j] - dot) * scale;
   }
 }
 
@@ -172,15 +177,18 @@ __global__ void cross_entropy_backward_kernel(const T* logits, const int32_t* ta
 }  // namespace
 
 template <typename T>
-cudaError_t softmax(const T* x, T* y, int64_t rows, int64_t cols, bool causal, cudaStream_t stream) {
-  if (rows > 0 && cols > 0) softmax_kernel<<<row_grid(rows), row_threads(cols), 0, stream>>>(x, y, rows, cols, causal);
+cudaError_t softmax(const T* x, T* y, int64_t rows, int64_t cols, bool causal, int64_t window, T scale,
+                    cudaStream_t stream) {
+  if (rows > 0 && cols > 0)
+    softmax_kernel<<<row_grid(rows), row_threads(cols), 0, stream>>>(x, y, rows, cols, causal, window, scale);
   return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t softmax_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, cudaStream_t stream) {
+cudaError_t softmax_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, T scale,
+                             cudaStream_t stream) {
   if (rows > 0 && cols > 0)
-    softmax_backward_kernel<<<row_grid(rows), row_threads(cols), 0, stream>>>(y, dy, dx, rows, cols);
+    softmax_backward_kernel<<<row_grid(rows), row_threads(cols), 0, stream>>>(y, dy, dx, rows, cols, scale);
   return cudaGetLastError();
 }
 
@@ -230,8 +238,8 @@ cudaError_t cross_entropy_backward(const T* logits, const int32_t* targets, int3
 }
 
 #define NL_FLOATING(T)                                                                                                 \
-  template cudaError_t softmax<T>(const T*, T*, int64_t, int64_t, bool, cudaStream_t);                                 \
-  template cudaError_t softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t);                    \
+  template cudaError_t softmax<T>(const T*, T*, int64_t, int64_t, bool, int64_t, T, cudaStream_t);                     \
+  template cudaError_t softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, T, cudaStream_t);                 \
   template cudaError_t embedding_forward<T>(const T*, const int32_t*, T*, int64_t, int64_t, int64_t,                   \
                                             unsigned long long*, cudaStream_t);                                        \
   template cudaError_t embedding_backward<T>(const int32_t*, const T*, T*, int64_t, int64_t, int64_t, int*,            \

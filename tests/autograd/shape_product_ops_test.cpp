@@ -88,6 +88,24 @@ TEST_F(AutogradOps, CausalSoftmaxGivesMaskedEntriesZeroGradient) {
   EXPECT_NE(g[4], 0.0);
 }
 
+// The fused form attention uses, causal_softmax(x, window, s), against the plain ops it replaces,
+// causal_softmax(scale(x, s), window): the same values and the same gradient, float64 and float32.
+TEST_F(AutogradOps, ScaledCausalSoftmaxIsScaleThenSoftmax) {
+  for (DType dt : {DType::F64, DType::F32}) {
+    const double tol = dt == DType::F64 ? 1e-14 : 2e-6;
+    const Tensor scores = randn({2, 3, 6, 6}, dt), cotangent = randn({2, 3, 6, 6}, dt);
+    for (int64_t window : {0, 2}) {
+      Var fused_in = parameter(scores), plain_in = parameter(scores);
+      const Var fused = causal_softmax(fused_in, window, 0.4);
+      backward(sum_all(mul(fused, constant(cotangent))));  // one graph per backward: it clears the tape
+      const Var plain = causal_softmax(scale(plain_in, 0.4), window);
+      backward(sum_all(mul(plain, constant(cotangent))));
+      expect_close(fused.value(), plain.value(), tol);
+      expect_close(fused_in.grad(), plain_in.grad(), tol);
+    }
+  }
+}
+
 TEST_F(AutogradOps, CrossEntropyMatchesLogSoftmaxAndIgnoresRows) {
   Tensor logits = randn({2, 2, 4});
   Tensor targets = Tensor::from_ints({3, -1, 0, 2}, {2, 2});
@@ -95,7 +113,7 @@ TEST_F(AutogradOps, CrossEntropyMatchesLogSoftmaxAndIgnoresRows) {
   Var loss = cross_entropy(l, targets, -1);
   EXPECT_EQ(loss.dim(), 0);
   // The same loss from plain ops: -mean over counted rows of log softmax at the target.
-  const auto p = ops::softmax(logits, false).to_vector();
+  const auto p = ops::softmax(logits, {}).to_vector();
   const double want = -(std::log(p[0 * 4 + 3]) + std::log(p[2 * 4 + 0]) + std::log(p[3 * 4 + 2])) / 3.0;
   EXPECT_NEAR(loss.item(), want, 1e-12);
   backward(loss);

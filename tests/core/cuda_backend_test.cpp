@@ -200,11 +200,13 @@ TEST(CudaBackend, SoftmaxMatchesCpu) {
   SKIP_WITHOUT_CUDA();
   for (const Shape& shape : {Shape{5, 1}, Shape{4, 33}, Shape{2, 3, 70, 70}, Shape{3, 3000}}) {
     const Tensor x = random(shape, 17), dy = random(shape, 18);
-    for (bool causal : {false, true}) {
-      if (causal && shape[shape.size() - 2] != shape.back()) continue;
-      const Tensor y = ops::softmax(x, causal), yg = ops::softmax(x.to(kCuda), causal);
+    const std::vector<SoftmaxArgs> variants{{}, {.causal = true}, {.causal = true, .window = 5, .scale = 0.125}};
+    for (const SoftmaxArgs& args : variants) {
+      if (args.causal && shape[shape.size() - 2] != shape.back()) continue;
+      const Tensor y = ops::softmax(x, args), yg = ops::softmax(x.to(kCuda), args);
       expect_close(yg, y, 2e-6, "softmax " + shape_str(shape));
-      expect_close(ops::softmax_backward(yg, dy.to(kCuda)), ops::softmax_backward(y, dy), 2e-6, "softmax backward");
+      expect_close(ops::softmax_backward(yg, dy.to(kCuda), args.scale), ops::softmax_backward(y, dy, args.scale),
+                   2e-6, "softmax backward");
     }
   }
 }

@@ -179,16 +179,22 @@ TEST_P(HalfKernels, SumSquaresAndAllFiniteReadHalfDirectly) {
   }
 }
 
-TEST_P(HalfKernels, SoftmaxPlainAndCausal) {
+// Softmax reads half itself (a float32 row buffer per thread, core/cpu/cpu_softmax.cpp), under the
+// same rule: plain, causal, windowed, with attention's scale folded in, forward and backward.
+TEST_P(HalfKernels, SoftmaxPlainCausalWindowedAndScaled) {
   const DType h = GetParam();
-  for (bool causal : {false, true}) {
+  const std::vector<SoftmaxArgs> variants{
+      {}, {.causal = true}, {.causal = true, .window = 2}, {.causal = true, .window = 2, .scale = 0.35}};
+  for (const SoftmaxArgs& args : variants) {
+    SCOPED_TRACE(::testing::Message() << "causal " << args.causal << " window " << args.window << " scale "
+                                      << args.scale);
     const Tensor x = randn({2, 6, 6}, 9, 0.0, 3.0), dy = randn({2, 6, 6}, 10);
     expect_staged(h, {{x}}, {{Tensor::zeros({2, 6, 6})}},
-                  [&](const auto& in, auto& out) { cpu().softmax(in[0], out[0], causal); });
+                  [&](const auto& in, auto& out) { cpu().softmax(args, in[0], out[0]); });
     Tensor y = Tensor::empty({2, 6, 6}, h);
-    cpu().softmax(x.to(h), y, causal);
+    cpu().softmax(args, x.to(h), y);
     expect_staged(h, {{y.to(DType::F32)}, {dy}}, {{Tensor::zeros({2, 6, 6})}},
-                  [&](const auto& in, auto& out) { cpu().softmax_backward(in[0], in[1], out[0]); });
+                  [&](const auto& in, auto& out) { cpu().softmax_backward(args.scale, in[0], in[1], out[0]); });
   }
 }
 

@@ -78,7 +78,7 @@ TEST(Profiler, OpsAreChargedToTheirFamilies) {
   ProfilerOn on;
   const Tensor x = Tensor::ones({4, 8});
   ops::matmul(x, x, false, true);
-  ops::softmax(x, false);
+  ops::softmax(x, {});
   ops::add(x, x);
   ops::layer_norm(x, Tensor(), Tensor(), 1e-5);
   const ProfileTotals totals = profiler_totals();

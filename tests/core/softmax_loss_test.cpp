@@ -1,6 +1,7 @@
 // Softmax, cross-entropy, embedding and dropout kernels against naive computations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/ops.h"
@@ -24,7 +25,7 @@ class SoftmaxTest : public ::testing::TestWithParam<DType> {};
 TEST_P(SoftmaxTest, RowsSumToOneAndMatchNaive) {
   Generator gen(1);
   Tensor x = Tensor::randn({4, 7}, gen, 0.0, 3.0, GetParam());
-  const std::vector<double> xv = x.to_vector(), y = ops::softmax(x, false).to_vector();
+  const std::vector<double> xv = x.to_vector(), y = ops::softmax(x, {}).to_vector();
   const double tol = GetParam() == DType::F32 ? 1e-6 : 1e-14;
   for (size_t r = 0; r < 4; ++r) {
     const auto want = naive_softmax_row(xv, r * 7, 7);
@@ -42,7 +43,7 @@ TEST_P(SoftmaxTest, CausalMasksAboveTheDiagonalWithExactZeros) {
   Generator gen(2);
   const int64_t T = 5;
   Tensor x = Tensor::randn({2, T, T}, gen, 0.0, 1.0, GetParam());
-  const std::vector<double> xv = x.to_vector(), y = ops::softmax(x, true).to_vector();
+  const std::vector<double> xv = x.to_vector(), y = ops::softmax(x, {.causal = true}).to_vector();
   const double tol = GetParam() == DType::F32 ? 1e-6 : 1e-14;
   for (int64_t b = 0; b < 2; ++b)
     for (int64_t i = 0; i < T; ++i) {
@@ -59,7 +60,7 @@ TEST_P(SoftmaxTest, CausalMasksAboveTheDiagonalWithExactZeros) {
       }
       EXPECT_NEAR(s, 1.0, 10 * tol);
     }
-  EXPECT_THROW(ops::softmax(Tensor::zeros({2, 3, 4}, GetParam()), true), Error);
+  EXPECT_THROW(ops::softmax(Tensor::zeros({2, 3, 4}, GetParam()), {.causal = true}), Error);
 }
 
 // Scores far from zero (attention scores and logits reach hundreds in a diverging run): exp(1000)
@@ -72,7 +73,7 @@ TEST_P(SoftmaxTest, LargeScoresNeedTheMaxSubtracted) {
   const std::vector<double> xv = x.to_vector();
   const double tol = GetParam() == DType::F32 ? 1e-6 : 1e-14;
   for (bool causal : {false, true}) {
-    const std::vector<double> y = ops::softmax(x, causal).to_vector();
+    const std::vector<double> y = ops::softmax(x, {.causal = causal}).to_vector();
     for (int64_t r = 0; r < 2 * T; ++r) {
       const int64_t valid = causal ? r % T + 1 : T;
       const auto want = naive_softmax_row(xv, static_cast<size_t>(r * T), static_cast<size_t>(valid));
@@ -90,22 +91,51 @@ TEST_P(SoftmaxTest, LargeScoresNeedTheMaxSubtracted) {
   EXPECT_NEAR(loss, expected / (2 * T), GetParam() == DType::F32 ? 1e-4 : 1e-12);
 }
 
+// Attention's form: softmax(scale * x) over row i's window max(0, i - W) .. i, exact zeros elsewhere.
+TEST_P(SoftmaxTest, ScaledWindowMatchesNaiveOnTheVisibleColumns) {
+  Generator gen(6);
+  const int64_t T = 7;
+  const double scale = 0.37;
+  const Tensor x = Tensor::randn({3, T, T}, gen, 0.0, 3.0, GetParam());
+  std::vector<double> scaled = x.to_vector();
+  for (double& v : scaled) v *= scale;
+  const double tol = GetParam() == DType::F32 ? 1e-6 : 1e-14;
+  for (int64_t window : {0, 1, 3}) {
+    const std::vector<double> y = ops::softmax(x, {.causal = true, .window = window, .scale = scale}).to_vector();
+    for (int64_t r = 0; r < 3 * T; ++r) {
+      const int64_t i = r % T, lo = window > 0 ? std::max<int64_t>(0, i - window) : 0;
+      const auto want = naive_softmax_row(scaled, static_cast<size_t>(r * T + lo), static_cast<size_t>(i + 1 - lo));
+      for (int64_t j = 0; j < T; ++j) {
+        const double got = y[static_cast<size_t>(r * T + j)];
+        if (j < lo || j > i) ASSERT_EQ(got, 0.0) << "window " << window << " masked (" << i << ", " << j << ")";
+        else ASSERT_NEAR(got, want[static_cast<size_t>(j - lo)], tol) << "window " << window << " (" << i << ", " << j << ")";
+      }
+    }
+  }
+  // A window without causal, or a negative one, is refused by name.
+  EXPECT_THROW(ops::softmax(x, {.window = 2}), Error);
+  EXPECT_THROW(ops::softmax(x, {.causal = true, .window = -1}), Error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest, ::testing::Values(DType::F32, DType::F64),
                          [](const auto& info) { return info.param == DType::F32 ? "f32" : "f64"; });
 
+// With z = s x: dx_i = s sum_j g_j y_j ([i == j] - y_i), for s = 1 and attention's kind of scale.
 TEST(Softmax, BackwardIsTheJacobianTransposeProduct) {
   Generator gen(3);
   Tensor x = Tensor::randn({3, 4}, gen, 0.0, 1.0, DType::F64);
   Tensor dy = Tensor::randn({3, 4}, gen, 0.0, 1.0, DType::F64);
-  Tensor y = ops::softmax(x, false);
-  const std::vector<double> yv = y.to_vector(), gv = dy.to_vector();
-  const std::vector<double> dx = ops::softmax_backward(y, dy).to_vector();
-  for (int r = 0; r < 3; ++r)
-    for (int i = 0; i < 4; ++i) {
-      double want = 0;  // sum_j g_j dy_j/dx_i = sum_j g_j y_j ([i == j] - y_i)
-      for (int j = 0; j < 4; ++j) want += gv[r * 4 + j] * yv[r * 4 + j] * ((i == j) - yv[r * 4 + i]);
-      EXPECT_NEAR(dx[r * 4 + i], want, 1e-14);
-    }
+  for (double s : {1.0, 0.3}) {
+    Tensor y = ops::softmax(x, {.scale = s});
+    const std::vector<double> yv = y.to_vector(), gv = dy.to_vector();
+    const std::vector<double> dx = ops::softmax_backward(y, dy, s).to_vector();
+    for (int r = 0; r < 3; ++r)
+      for (int i = 0; i < 4; ++i) {
+        double want = 0;  // sum_j g_j dy_j/dx_i
+        for (int j = 0; j < 4; ++j) want += gv[r * 4 + j] * yv[r * 4 + j] * ((i == j) - yv[r * 4 + i]);
+        EXPECT_NEAR(dx[r * 4 + i], s * want, 1e-14) << "scale " << s;
+      }
+  }
 }
 
 TEST(CrossEntropy, ForwardMatchesNaiveAndSkipsIgnoredRows) {
