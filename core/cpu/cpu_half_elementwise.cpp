@@ -81,7 +81,10 @@ void HalfStagingBackend::unary_backward(UnaryOp op, const Tensor& x, const Tenso
   const auto kernel = [&](const auto& in, float* out, int64_t len) {
     elementwise::unary_backward_kernel<float>(op, in[0], in[1], in[2], out, len, static_cast<float>(alpha));
   };
-  if (try_chunked({&x, &y, &dy}, dx, false, kernel)) return;
+  const Tensor unread;  // x or y when the op's backward does not read it: not converted
+  const Tensor& x_in = elementwise::backward_reads_x(op) ? x : unread;
+  const Tensor& y_in = elementwise::backward_reads_y(op) ? y : unread;
+  if (try_chunked({&x_in, &y_in, &dy}, dx, false, kernel)) return;
   HalfStaging s(k_, "unary_backward", {&x, &y, &dy}, {&dx});
   k_.unary_backward(op, s.in(0), s.in(1), s.in(2), s.out(0), alpha);
   s.store_outputs();

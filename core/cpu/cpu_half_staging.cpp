@@ -60,12 +60,6 @@ void HalfStaging::store_outputs() {
 
 // unary, unary_backward, binary and axpy: core/cpu/cpu_half_elementwise.cpp.
 
-void HalfStagingBackend::reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) {
-  HalfStaging s(k_, "reduce", {&x}, {&out});
-  k_.reduce_axis(op, s.in(0), axis, s.out(0));
-  s.store_outputs();
-}
-
 void HalfStagingBackend::sum_to_shape(const Tensor& x, Tensor& out) {
   HalfStaging s(k_, "sum_to_shape", {&x}, {&out});
   k_.sum_to_shape(s.in(0), s.out(0));

@@ -8,8 +8,8 @@
 // rounded once: the rule PyTorch's CPU bfloat16 elementwise kernels follow.
 //
 // Kernels that handle half themselves pass straight through: memory, fill, copy (they convert),
-// copy_columns and embedding_forward (byte copies), sum_squares and all_finite (they read half and
-// accumulate in double), gemm, softmax and layer_norm/rms_norm (their own files). The optimizer steps
+// copy_columns and embedding_forward (byte copies), sum_squares, all_finite and reduce_axis (they
+// read half and accumulate in double), gemm, softmax and layer_norm/rms_norm (their own files). The optimizer steps
 // refuse half parameters: the parameters an optimizer updates are float32 master weights.
 //
 // A call's floating tensors share one half dtype, except outputs documented as float32 statistics
@@ -69,7 +69,9 @@ class HalfStagingBackend final : public Backend {
   void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) override;
   void axpy(double alpha, const Tensor& x, Tensor& y) override;
 
-  void reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) override;
+  void reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) override {
+    k_.reduce_axis(op, x, axis, out);
+  }
   void sum_to_shape(const Tensor& x, Tensor& out) override;
   double sum_squares(const Tensor& x) override { return k_.sum_squares(x); }
   bool all_finite(const Tensor& x) override { return k_.all_finite(x); }

@@ -1,6 +1,7 @@
 // Reductions. reduce_axis views x as (outer, n, inner) around `axis`.
 // sum_to_shape is the single un-broadcast used by every broadcasting op's backward:
 //   out[j] = sum of x[i] over all i that broadcast onto j.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -8,13 +9,49 @@
 
 namespace normlab {
 
+namespace {
+
+// A double accumulator stored as T. Half goes through float32, as the float32 kernel's result
+// rounded once: the staging rule (cpu_half_staging.h), bit for bit.
+template <typename T> T store_sum(double v) {
+  if constexpr (is_half_v<T>) return store_float<T>(static_cast<float>(v));
+  else return static_cast<T>(v);
+}
+
+// Columns per task of the (outer, n, inner) walk: bias gradients are one (rows, C) matrix
+// (outer 1), so the tasks are column blocks, not just the outer index.
+constexpr int64_t kColumnBlock = 128;
+
+// out[o, i] = op over j of x[o, j, i], for i in [c0, c1): rows of x walked contiguously (a column-wise
+// walk would touch a new cache line per element), each column summed in j order.
+template <typename T>
+void reduce_columns(ReduceOp op, const T* x, T* out, int64_t n, int64_t inner, int64_t o, int64_t c0, int64_t c1) {
+  double acc[kColumnBlock];
+  const int64_t width = c1 - c0;
+  std::fill(acc, acc + width, op == ReduceOp::Max ? -INFINITY : 0.0);
+  const T* base = x + o * n * inner + c0;
+  for (int64_t j = 0; j < n; ++j) {
+    const T* row = base + j * inner;
+    if (op == ReduceOp::Max) {
+      for (int64_t i = 0; i < width; ++i) acc[i] = std::max(acc[i], as_double(row[i]));
+    } else {
+      for (int64_t i = 0; i < width; ++i) acc[i] += as_double(row[i]);
+    }
+  }
+  const double scale = op == ReduceOp::Mean ? 1.0 / static_cast<double>(n) : 1.0;
+  for (int64_t i = 0; i < width; ++i) out[o * inner + c0 + i] = store_sum<T>(acc[i] * scale);
+}
+
+}  // namespace
+
+// Reads bfloat16/float16 directly (accumulating in double like every dtype).
 void CpuBackend::reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) {
   const int ax = normalize_axis(axis, x.dim(), "reduce");
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < ax; ++d) outer *= x.shape()[d];
   for (int d = ax + 1; d < x.dim(); ++d) inner *= x.shape()[d];
   const int64_t n = x.shape()[ax];
-  dispatch_floating(x.dtype(), "reduce", [&](auto t) {
+  dispatch_floating_or_half(x.dtype(), "reduce", [&](auto t) {
     using T = decltype(t);
     const T* xp = x.data<T>();
     T* op_ = out.data<T>();
@@ -23,27 +60,16 @@ void CpuBackend::reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out
       for (int64_t o = 0; o < outer; ++o) {
         const T* row = xp + o * n;
         double acc = op == ReduceOp::Max ? -INFINITY : 0.0;
-        for (int64_t j = 0; j < n; ++j) acc = op == ReduceOp::Max ? std::max<double>(acc, row[j]) : acc + row[j];
-        op_[o] = static_cast<T>(op == ReduceOp::Mean ? acc / static_cast<double>(n) : acc);
+        for (int64_t j = 0; j < n; ++j) acc = op == ReduceOp::Max ? std::max(acc, as_double(row[j])) : acc + as_double(row[j]);
+        op_[o] = store_sum<T>(op == ReduceOp::Mean ? acc / static_cast<double>(n) : acc);
       }
       return;
     }
-    // Rows of x are walked contiguously: acc[i] accumulates x[o, j, i] over j (a column-wise walk
-    // over a (rows, C) matrix would touch a new cache line per element).
+    const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
 #pragma omp parallel for if (x.numel() > kParallelElements)
-    for (int64_t o = 0; o < outer; ++o) {
-      std::vector<double> acc(static_cast<size_t>(inner), op == ReduceOp::Max ? -INFINITY : 0.0);
-      const T* base = xp + o * n * inner;
-      for (int64_t j = 0; j < n; ++j) {
-        const T* row = base + j * inner;
-        if (op == ReduceOp::Max) {
-          for (int64_t i = 0; i < inner; ++i) acc[i] = std::max<double>(acc[i], row[i]);
-        } else {
-          for (int64_t i = 0; i < inner; ++i) acc[i] += row[i];
-        }
-      }
-      const double scale = op == ReduceOp::Mean ? 1.0 / static_cast<double>(n) : 1.0;
-      for (int64_t i = 0; i < inner; ++i) op_[o * inner + i] = static_cast<T>(acc[i] * scale);
+    for (int64_t task = 0; task < outer * blocks; ++task) {
+      const int64_t o = task / blocks, c0 = (task % blocks) * kColumnBlock;
+      reduce_columns(op, xp, op_, n, inner, o, c0, std::min(inner, c0 + kColumnBlock));
     }
   });
 }

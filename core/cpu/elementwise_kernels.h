@@ -45,6 +45,16 @@ inline void unary_kernel(UnaryOp op, const T* x, T* y, int64_t n, T alpha) {
   }
 }
 
+// Whether op's backward reads x, and y (unary_backward_kernel leaves the other untouched, so the
+// 16-bit path need not convert it).
+inline bool backward_reads_x(UnaryOp op) {
+  return op == UnaryOp::Log || op == UnaryOp::Square || op == UnaryOp::Relu || op == UnaryOp::Gelu ||
+         op == UnaryOp::Silu;
+}
+inline bool backward_reads_y(UnaryOp op) {
+  return op == UnaryOp::Exp || op == UnaryOp::Sqrt || op == UnaryOp::Tanh;
+}
+
 template <typename T>
 inline void unary_backward_kernel(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, int64_t n,
                            T alpha) {

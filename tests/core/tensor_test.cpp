@@ -1,6 +1,10 @@
 // Tensor factories, views (reshape / transpose share storage), contiguous copies, host round-trips.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
+#include "core/backend.h"
 #include "core/ops.h"
 #include "core/random.h"
 #include "core/tensor.h"
@@ -174,6 +178,40 @@ TEST(Ops, ScaleInPlaceIsScale) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("[scale_]"), std::string::npos) << e.what();
   }
+}
+
+// reduce over each axis of (2, 70, 300) (300 columns: several column blocks and a partial one, the
+// bias-gradient walk; 42000 elements: above the parallel threshold) against a plain double loop,
+// and bitwise the same at 1 and 2 threads.
+TEST(Ops, ReduceMatchesAPlainLoopOnEveryAxisAndThreadCount) {
+  Generator gen(31);
+  const Tensor x = Tensor::randn({2, 70, 300}, gen);
+  const std::vector<double> v = x.to_vector();
+  const int64_t dims[3] = {2, 70, 300};
+  const int threads_before = num_threads();
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max})
+    for (int axis : {0, 1, 2}) {
+      set_num_threads(1);
+      const std::vector<double> one = ops::reduce(op, x, axis, false).to_vector();
+      set_num_threads(2);
+      EXPECT_EQ(ops::reduce(op, x, axis, false).to_vector(), one) << "thread count changed axis " << axis;
+      size_t k = 0;
+      for (int64_t a = 0; a < dims[axis == 0 ? 1 : 0]; ++a)
+        for (int64_t b = 0; b < dims[axis == 2 ? 1 : 2]; ++b, ++k) {
+          double acc = op == ReduceOp::Max ? -INFINITY : 0.0;
+          for (int64_t j = 0; j < dims[axis]; ++j) {
+            int64_t idx[3];
+            idx[axis] = j;
+            idx[axis == 0 ? 1 : 0] = a;
+            idx[axis == 2 ? 1 : 2] = b;
+            const double e = v[static_cast<size_t>((idx[0] * 70 + idx[1]) * 300 + idx[2])];
+            acc = op == ReduceOp::Max ? std::max(acc, e) : acc + e;
+          }
+          if (op == ReduceOp::Mean) acc /= static_cast<double>(dims[axis]);
+          ASSERT_NEAR(one[k], acc, 1e-5) << "axis " << axis << " output " << k;
+        }
+    }
+  set_num_threads(threads_before);
 }
 
 }  // namespace
