@@ -20,7 +20,6 @@ static Var softmax_op(const char* name, const Var& x, const SoftmaxArgs& args) {
   if (args.causal)
     NL_CHECK(x.dim() >= 2 && x.size(-1) == x.size(-2), name, "expected (..., T, T), got {}",
              shape_str(x.shape()));
-  NL_CHECK(args.window >= 0, name, "window must be >= 0, got {}", args.window);
   Tensor y = ops::softmax(x.value(), args);
   const double s = args.scale;
   return record(name, {x}, y, [y, s](const Tensor& g) -> Grads { return {ops::softmax_backward(y, g, s)}; });

@@ -5,6 +5,7 @@
 // Kernel bodies are split by family: cpu_memory.cpp, cpu_elementwise.cpp, cpu_reduce.cpp,
 // cpu_gemm.cpp, cpu_softmax.cpp, cpu_norm.cpp, cpu_embedding.cpp, cpu_loss.cpp, cpu_optim.cpp.
 #pragma once
+#include <type_traits>
 #include <utility>
 
 #include "core/backend.h"
@@ -81,6 +82,9 @@ decltype(auto) dispatch_floating_or_half(DType dtype, const char* op, F&& f) {
     default: return dispatch_floating(dtype, op, std::forward<F>(f));
   }
 }
+
+// The type a kernel computes in for storage type S: float32 for the half types, S itself otherwise.
+template <typename S> using compute_t = std::conditional_t<is_half_v<S>, float, S>;
 
 template <typename T> double as_double(T v) {
   if constexpr (is_half_v<T>) return static_cast<double>(load_float(v));

@@ -9,8 +9,9 @@
 //
 // Kernels that handle half themselves pass straight through: memory, fill, copy (they convert),
 // copy_columns and embedding_forward (byte copies), sum_squares, all_finite and reduce_axis (they
-// read half and accumulate in double), gemm, softmax and layer_norm/rms_norm (their own files). The optimizer steps
-// refuse half parameters: the parameters an optimizer updates are float32 master weights.
+// read half and accumulate in double), gemm, softmax and layer_norm/rms_norm (their own files). The
+// optimizer steps refuse half parameters: the parameters an optimizer updates are float32 master
+// weights.
 //
 // A call's floating tensors share one half dtype, except outputs documented as float32 statistics
 // (cross-entropy's lse), which may be float32 and then pass through unconverted.

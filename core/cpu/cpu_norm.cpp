@@ -35,8 +35,7 @@ namespace normlab {
 
 namespace {
 
-// The type a kernel computes in for storage type S (and stores statistics in).
-template <typename S> using compute_t = std::conditional_t<is_half_v<S>, float, S>;
+// Elements loaded into compute_t<S> (cpu_backend.h; statistics are stored in it too) and stored back.
 template <typename S> compute_t<S> load(S v) { return convert_element<compute_t<S>>(v); }
 template <typename S> S store(compute_t<S> v) { return convert_element<S>(v); }
 // v stored in S and loaded back: the rounding a 16-bit store makes (none for float32/float64).

@@ -7,7 +7,6 @@
 // float32 row kernel runs on it, and the result is rounded once on store. So a half result is
 // bitwise the float32 kernel's on the converted input, rounded (as the staged kernels promise).
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "core/cpu/cpu_backend.h"
@@ -17,8 +16,6 @@
 namespace normlab {
 
 namespace {
-
-template <typename S> using compute_t = std::conditional_t<std::is_same_v<S, double>, double, float>;
 
 // One row of `cols`, visible columns [lo, hi): y = softmax(scale * x) there, 0 elsewhere.
 // x and y may be the same buffer.
