@@ -31,39 +31,59 @@ void CpuBackend::copy_to_host(void* dst, const void* src, size_t bytes) { std::m
 void CpuBackend::copy_from_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 
 void CpuBackend::fill(Tensor& out, double value) {
-  const int64_t n = out.numel();
+  const auto fill_with = [&out](auto v) {
+    auto* p = out.data<decltype(v)>();
+    for_each_chunk(out.numel(), kParallelElements, [&](int64_t i, int64_t len) { std::fill_n(p + i, len, v); });
+  };
   switch (out.dtype()) {
-    case DType::F32: std::fill_n(out.data<float>(), n, static_cast<float>(value)); break;
-    case DType::F64: std::fill_n(out.data<double>(), n, value); break;
-    case DType::I32: std::fill_n(out.data<int32_t>(), n, static_cast<int32_t>(value)); break;
-    case DType::BF16: std::fill_n(out.data<bfloat16>(), n, convert_element<bfloat16>(value)); break;
-    case DType::F16: std::fill_n(out.data<float16>(), n, convert_element<float16>(value)); break;
+    case DType::F32: return fill_with(static_cast<float>(value));
+    case DType::F64: return fill_with(value);
+    case DType::I32: return fill_with(static_cast<int32_t>(value));
+    case DType::BF16: return fill_with(convert_element<bfloat16>(value));
+    case DType::F16: return fill_with(convert_element<float16>(value));
     default: fail("fill", "unsupported dtype {}", dtype_name(out.dtype()));
   }
 }
 
 namespace {
 
-template <typename S, typename D>
-void strided_copy(const S* src, const Shape& shape, const Shape& strides, D* dst) {
-  const int nd = static_cast<int>(shape.size());
-  const int64_t n = numel_of(shape);
-  if (nd == 0) {
-    dst[0] = convert_element<D>(src[0]);
-    return;
+// Calls f(begin, end) on one range of [0, rows) per OpenMP thread when the copy is large enough to
+// pay for a parallel region (rows * row_elements > kParallelElements), else once on all of it.
+// A copy moves every element unchanged, so the split cannot change a result.
+template <typename F> void for_each_row_range(int64_t rows, int64_t row_elements, F&& f) {
+  const int threads = num_threads();
+  if (threads == 1 || rows < 2 || rows * row_elements <= kParallelElements) return f(int64_t{0}, rows);
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
+    f(rows * t / team, rows * (t + 1) / team);
   }
+}
+
+// Rows [row_begin, row_end) of a strided tensor (a row: the last axis) into dst, which is
+// contiguous and indexed like the whole tensor.
+template <typename S, typename D>
+void strided_copy_rows(const S* src, const Shape& shape, const Shape& strides, D* dst, int64_t row_begin,
+                       int64_t row_end) {
+  const int nd = static_cast<int>(shape.size());
+  const int64_t inner = shape[nd - 1], inner_stride = strides[nd - 1];
   std::vector<int64_t> index(nd, 0);
   int64_t offset = 0;
-  const int64_t inner = shape[nd - 1], inner_stride = strides[nd - 1];
-  for (int64_t done = 0; done < n; done += inner) {
+  for (int64_t d = nd - 2, rest = row_begin; d >= 0; --d) {  // the multi-index of row_begin
+    index[d] = rest % shape[d];
+    rest /= shape[d];
+    offset += index[d] * strides[d];
+  }
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    D* out = dst + row * inner;
     if constexpr (std::is_same_v<S, D>) {
       if (inner_stride == 1) {  // a contiguous run (head split/merge, broadcast rows): memcpy
-        std::memcpy(dst + done, src + offset, static_cast<size_t>(inner) * sizeof(D));
+        std::memcpy(out, src + offset, static_cast<size_t>(inner) * sizeof(D));
       } else {
-        for (int64_t j = 0; j < inner; ++j) dst[done + j] = src[offset + j * inner_stride];
+        for (int64_t j = 0; j < inner; ++j) out[j] = src[offset + j * inner_stride];
       }
     } else {
-      for (int64_t j = 0; j < inner; ++j) dst[done + j] = convert_element<D>(src[offset + j * inner_stride]);
+      for (int64_t j = 0; j < inner; ++j) out[j] = convert_element<D>(src[offset + j * inner_stride]);
     }
     for (int d = nd - 2; d >= 0; --d) {  // advance the multi-index over the outer axes
       offset += strides[d];
@@ -72,6 +92,19 @@ void strided_copy(const S* src, const Shape& shape, const Shape& strides, D* dst
       index[d] = 0;
     }
   }
+}
+
+template <typename S, typename D>
+void strided_copy(const S* src, const Shape& shape, const Shape& strides, D* dst) {
+  if (shape.empty()) {
+    dst[0] = convert_element<D>(src[0]);
+    return;
+  }
+  const int64_t n = numel_of(shape), inner = shape.back();
+  if (n == 0) return;
+  for_each_row_range(n / inner, inner, [&](int64_t begin, int64_t end) {
+    strided_copy_rows(src, shape, strides, dst, begin, end);
+  });
 }
 
 template <typename S>
@@ -111,7 +144,12 @@ template <typename H> bool convert_contiguous_half(const Tensor& src, Tensor& ds
 void CpuBackend::copy_strided(const Tensor& src, Tensor& dst) {
   check_same_shape(src, dst, "copy", "src", "dst");
   if (src.dtype() == dst.dtype() && src.is_contiguous()) {
-    std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
+    const size_t elem = dtype_size(src.dtype());
+    const char* s = static_cast<const char*>(src.raw_data());
+    char* d = static_cast<char*>(dst.raw_data());
+    for_each_chunk(src.numel(), kParallelElements, [&](int64_t i, int64_t len) {
+      std::memcpy(d + i * elem, s + i * elem, static_cast<size_t>(len) * elem);
+    });
     return;
   }
   if (src.is_contiguous() && dst.is_contiguous() &&

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/backend.h"
+#include "core/half.h"
 #include "core/ops.h"
 #include "core/random.h"
 #include "core/tensor.h"
@@ -211,6 +212,44 @@ TEST(Ops, ReduceMatchesAPlainLoopOnEveryAxisAndThreadCount) {
           ASSERT_NEAR(one[k], acc, 1e-5) << "axis " << axis << " output " << k;
         }
     }
+  set_num_threads(threads_before);
+}
+
+// Strided copies and fills above the parallel threshold split rows over threads: each strided
+// layout (rows gathered by a transpose, a last axis with stride != 1, rows broadcast by expand,
+// a float32 -> bfloat16 conversion) must land every element where plain indexing says, at 1 and 2
+// threads; a tensor with a zero-length outer axis copies to nothing.
+TEST(Tensor, StridedCopiesAndFillsMatchIndexingAtEveryThreadCount) {
+  Generator gen(41);
+  const Tensor x = Tensor::randn({4, 50, 3, 70}, gen);  // 42000 elements
+  const std::vector<double> v = x.to_vector();
+  const auto at = [&](int64_t a, int64_t b, int64_t c, int64_t d) { return v[((a * 50 + b) * 3 + c) * 70 + d]; };
+  const Tensor row = Tensor::randn({1, 300}, gen);
+  const std::vector<double> row_v = row.to_vector();
+  const int threads_before = num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    const std::vector<double> rows_moved = x.transpose(1, 2).contiguous().to_vector();    // (4,3,50,70)
+    const std::vector<double> last_strided = x.transpose(2, 3).contiguous().to_vector();  // (4,50,70,3)
+    const std::vector<double> as_bf16 = x.transpose(1, 2).to(DType::BF16).to_vector();
+    size_t i = 0;
+    for (int64_t a = 0; a < 4; ++a)
+      for (int64_t c = 0; c < 3; ++c)
+        for (int64_t b = 0; b < 50; ++b)
+          for (int64_t d = 0; d < 70; ++d, ++i) {
+            ASSERT_EQ(rows_moved[i], at(a, b, c, d)) << threads << " threads, element " << i;
+            ASSERT_EQ(as_bf16[i], static_cast<double>(bf16_to_float(float_to_bf16(static_cast<float>(at(a, b, c, d))))));
+          }
+    i = 0;
+    for (int64_t a = 0; a < 4; ++a)
+      for (int64_t b = 0; b < 50; ++b)
+        for (int64_t d = 0; d < 70; ++d)
+          for (int64_t c = 0; c < 3; ++c, ++i) ASSERT_EQ(last_strided[i], at(a, b, c, d)) << threads << " threads";
+    const std::vector<double> broadcast = row.expand({200, 300}).clone().to_vector();
+    for (size_t k = 0; k < broadcast.size(); ++k) ASSERT_EQ(broadcast[k], row_v[k % 300]) << threads << " threads";
+    for (double e : Tensor::full({300, 301}, -1.5).to_vector()) ASSERT_EQ(e, -1.5);
+    EXPECT_EQ(Tensor::zeros({0, 5}).transpose(0, 1).contiguous().shape(), (Shape{5, 0}));
+  }
   set_num_threads(threads_before);
 }
 
