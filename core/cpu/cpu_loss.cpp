@@ -3,6 +3,7 @@
 //   L = mean over counted rows (target != ignore_index)
 //   dL/dx_rj = (softmax(x_r)_j - [j == t_r]) / count   (scale = dL_out / count)
 #include <cmath>
+#include <vector>
 
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
@@ -20,9 +21,10 @@ double CpuBackend::cross_entropy_forward(const Tensor& logits, const Tensor& tar
     using T = decltype(t);
     const T* x = logits.data<T>();
     T* l = lse.data<T>();
-    double total = 0.0;
-    int64_t count = 0;
-#pragma omp parallel for reduction(+ : total, count) if (logits.numel() > kParallelElements)
+    // Each row's loss is kept and the rows are added in order afterwards: an OpenMP reduction would
+    // add per-thread partial sums, so the mean would depend on the thread count.
+    std::vector<double> row_loss(static_cast<size_t>(rows), 0.0);
+#pragma omp parallel for if (logits.numel() > kParallelElements)
     for (int64_t r = 0; r < rows; ++r) {
       const T* xr = x + r * vocab;
       T m = xr[0];
@@ -32,10 +34,14 @@ double CpuBackend::cross_entropy_forward(const Tensor& logits, const Tensor& tar
       for (int64_t j = 0; j < vocab; ++j) s += static_cast<double>(fast::exp(xr[j] - m));
       const double lse_r = static_cast<double>(m) + std::log(s);
       l[r] = static_cast<T>(lse_r);
-      if (tp[r] != ignore_index) {
-        total += lse_r - static_cast<double>(xr[tp[r]]);
-        count += 1;
-      }
+      if (tp[r] != ignore_index) row_loss[static_cast<size_t>(r)] = lse_r - static_cast<double>(xr[tp[r]]);
+    }
+    double total = 0.0;
+    int64_t count = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (tp[r] == ignore_index) continue;
+      total += row_loss[static_cast<size_t>(r)];
+      count += 1;
     }
     return count > 0 ? total / static_cast<double>(count) : 0.0;
   });

@@ -173,6 +173,27 @@ TEST(CrossEntropy, ForwardMatchesNaiveAndSkipsIgnoredRows) {
   }
 }
 
+// The mean loss is the same double at every thread count: rows are added in row order, not as
+// per-thread partial sums. Large enough (1000 x 300) for the rows to be split over threads.
+TEST(CrossEntropy, MeanLossIsBitwiseEqualAtOneAndTwoThreads) {
+  Generator gen(8);
+  const int64_t N = 1000, V = 300;
+  const Tensor logits = Tensor::randn({N, V}, gen, 0.0, 3.0, DType::F32);
+  std::vector<int32_t> t(static_cast<size_t>(N));
+  for (auto& v : t) v = static_cast<int32_t>(gen.below(V));
+  t[7] = -100;
+  const Tensor targets = Tensor::from_ints(t, {N});
+  const int before = num_threads();
+  double loss[2];
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Tensor lse = Tensor::empty({N}, DType::F32);
+    loss[threads - 1] = cpu_backend().cross_entropy_forward(logits, targets, -100, lse);
+  }
+  set_num_threads(before);
+  EXPECT_EQ(loss[0], loss[1]);
+}
+
 TEST(CrossEntropy, TargetOutOfRangeThrows) {
   Tensor lse = Tensor::empty({2}, DType::F64);
   EXPECT_THROW(cpu_backend().cross_entropy_forward(Tensor::zeros({2, 3}, DType::F64),
