@@ -49,6 +49,8 @@ BlasIsa cpu_blas_isa() {
   return isa;
 }
 
+bool blas_runs_avx512_kernels() { return cpu_blas_isa().avx512 && is_avx512_core(blas_core_name()); }
+
 std::optional<std::string> better_blas_core_for(const std::string& chosen, BlasIsa isa) {
   if (is_avx512_core(chosen)) return std::nullopt;
   if (isa.avx512) return "SkylakeX";

@@ -28,6 +28,11 @@ struct BlasIsa {
 };
 BlasIsa cpu_blas_isa();
 
+// Whether OpenBLAS runs AVX-512 kernels (SkylakeX, Cooperlake, SapphireRapids) on a CPU that has
+// AVX-512. Only there is a float32 product, split over threads by the CPU backend or by OpenBLAS,
+// bitwise equal at every thread count (core/cpu/cpu_gemm.cpp; under Haswell's kernels it is not).
+bool blas_runs_avx512_kernels();
+
 // The OPENBLAS_CORETYPE to use instead of `chosen`: "SkylakeX" where the CPU has AVX-512 and
 // `chosen` is not an AVX-512 core, "Haswell" where it has AVX2 and FMA and `chosen` is a generic
 // (pre-AVX2) core; nothing otherwise.

@@ -3,6 +3,8 @@
 // bfloat16/float16 operands go to gemm_half (core/cpu/half_gemm.h): oneDNN or a float32 fallback.
 #include <cblas.h>
 
+#include <algorithm>
+
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/half_gemm.h"
 
@@ -10,36 +12,87 @@ namespace normlab {
 
 namespace {
 
-// A float32 batch of small matrices (attention's (B*H) q k^T and p v: each below OpenBLAS's own
-// threading threshold, m n k <= 2^18, so OpenBLAS would run them one after another on one thread)
-// is split over OpenMP threads, one whole matrix per call; OpenBLAS runs a call made inside an
-// active parallel region on one thread. Each matrix is computed by the same single-threaded kernel
-// at every thread count, so results stay bitwise identical. No OpenMP construct is entered when
-// not splitting: inside a one-thread team OpenBLAS would open a nested team (new threads) per call.
-constexpr int64_t kSplitBatchMnk = int64_t{1} << 18;
-constexpr int64_t kSplitRowsMnk = int64_t{1} << 26;
+// How a float32 GEMM call is spread over the OpenMP threads. OpenBLAS runs a call made inside an
+// active parallel region on one thread, and threads a call made outside one itself when m n k >
+// 2^18. Its own threading, and our pieces when they fall to its small-matrix kernels (m n k below
+// about 10^6, other rounding), change bits with the thread count (bench/README.md: under AVX-512
+// kernels (128, 20, 400) and (128, 40, 390) do at 2 threads; 210 of 3888 shapes did when a piece
+// fell below the threshold). So every product up to 2^26 is computed by the same single-threaded
+// kernel over the same sums at every thread count: whole, or in pieces of C's rows or columns.
+// Larger ones are left to OpenBLAS's threading, which shares packed panels between the threads.
+enum class Spread {
+  kOpenBlas,   // one call per matrix outside a parallel region: OpenBLAS decides
+  kBatch,      // whole matrices of a batch over threads
+  kRows,       // rows of C over threads (op(A)'s rows: rows of A, or its columns when transposed)
+  kColumns,    // columns of C over threads (op(B)'s columns: columns of B, or its rows when transposed)
+  kOneThread,  // too small to split: one thread, as at a thread count of 1
+};
 
-void sgemm_batch(const GemmArgs& g, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t lda, int64_t ldb,
-                 int64_t ldc, const float* ap, const float* bp, float* cp) {
-  const auto one = [&](int64_t i) {
-    cblas_sgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, static_cast<float>(g.alpha), ap + i * g.stride_a, lda,
-                bp + i * g.stride_b, ldb, static_cast<float>(g.beta), cp + i * g.stride_c, ldc);
+constexpr int64_t kOpenBlasThreadsAboveMnk = int64_t{1} << 18;
+constexpr int64_t kSplitMaxMnk = int64_t{1} << 26;
+constexpr int64_t kSplitMinPieceMnk = int64_t{1} << 21;  // twice the small-matrix threshold
+
+// A batch goes whole matrices to threads when OpenBLAS would not thread them, or when there are at
+// least as many as threads (mid's (256, 64, 256) attention products: 1.08x at 2 threads, 1.12x at
+// T = 1024). A single matrix is split along the longer side of C: a (128, 512) weight gradient runs
+// 16% faster as two (128, 256) halves than as two (64, 512) ones (bench/README.md).
+Spread choose_spread(const GemmArgs& g, int threads) {
+  const int64_t mnk = g.m * g.n * g.k;
+  if (threads == 1 || mnk > kSplitMaxMnk) return Spread::kOpenBlas;
+  if (g.batch > 1 && (mnk <= kOpenBlasThreadsAboveMnk || g.batch >= threads)) return Spread::kBatch;
+  if (mnk <= kOpenBlasThreadsAboveMnk) return Spread::kOpenBlas;
+  const int64_t side = std::max(g.m, g.n);
+  if (side < 64 * threads || side / threads * (mnk / side) < kSplitMinPieceMnk) return Spread::kOneThread;
+  return g.m >= g.n ? Spread::kRows : Spread::kColumns;
+}
+
+struct SgemmCall {
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t lda, ldb, ldc;
+  float alpha, beta;
+};
+
+// C[i] = alpha op(A[i]) op(B[i]) + beta C[i], spread as `spread` says (not kBatch).
+void sgemm_matrix(const GemmArgs& g, const SgemmCall& s, Spread spread, int threads, const float* ap,
+                  const float* bp, float* cp) {
+  const auto whole = [&] {
+    cblas_sgemm(CblasRowMajor, s.ta, s.tb, g.m, g.n, g.k, s.alpha, ap, s.lda, bp, s.ldb, s.beta, cp, s.ldc);
   };
-  const int threads = num_threads();
-  if (g.batch > 1 && threads > 1 && g.m * g.n * g.k <= kSplitBatchMnk) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < g.batch; ++i) one(i);
-  } else if (g.batch == 1 && threads > 1 && g.m >= 64 * threads && g.m * g.n * g.k <= kSplitRowsMnk) {
-    // Rows of C over threads (op(A)'s rows r0..r1: rows of A, or its columns when transposed)
-#pragma omp parallel for schedule(static)
-    for (int t = 0; t < threads; ++t) {
-      const int64_t r0 = g.m * t / threads, r1 = g.m * (t + 1) / threads;
-      cblas_sgemm(CblasRowMajor, ta, tb, r1 - r0, g.n, g.k, static_cast<float>(g.alpha),
-                  ap + (g.trans_a ? r0 : r0 * lda), lda, bp, ldb, static_cast<float>(g.beta), cp + r0 * ldc, ldc);
-    }
-  } else {
-    for (int64_t i = 0; i < g.batch; ++i) one(i);
+  // No OpenMP construct is entered for kOpenBlas: inside a one-thread team OpenBLAS would open a
+  // nested team (new threads) per call.
+  if (spread == Spread::kOpenBlas) return whole();
+  if (spread == Spread::kOneThread) {
+#pragma omp parallel
+#pragma omp single
+    whole();
+    return;
   }
+  const bool rows = spread == Spread::kRows;
+  const int64_t side = rows ? g.m : g.n;
+#pragma omp parallel for schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const int64_t s0 = side * t / threads, s1 = side * (t + 1) / threads;
+    if (rows) {
+      cblas_sgemm(CblasRowMajor, s.ta, s.tb, s1 - s0, g.n, g.k, s.alpha, ap + (g.trans_a ? s0 : s0 * s.lda), s.lda,
+                  bp, s.ldb, s.beta, cp + s0 * s.ldc, s.ldc);
+    } else {
+      cblas_sgemm(CblasRowMajor, s.ta, s.tb, g.m, s1 - s0, g.k, s.alpha, ap, s.lda,
+                  bp + (g.trans_b ? s0 * s.ldb : s0), s.ldb, s.beta, cp + s0, s.ldc);
+    }
+  }
+}
+
+void sgemm_batch(const GemmArgs& g, const SgemmCall& s, const float* ap, const float* bp, float* cp) {
+  const int threads = num_threads();
+  const Spread spread = choose_spread(g, threads);
+  if (spread == Spread::kBatch) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < g.batch; ++i)
+      sgemm_matrix(g, s, Spread::kOpenBlas, 1, ap + i * g.stride_a, bp + i * g.stride_b, cp + i * g.stride_c);
+    return;
+  }
+  for (int64_t i = 0; i < g.batch; ++i)
+    sgemm_matrix(g, s, spread, threads, ap + i * g.stride_a, bp + i * g.stride_b, cp + i * g.stride_c);
 }
 
 }  // namespace
@@ -61,7 +114,8 @@ void CpuBackend::gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tenso
     return;
   }
   if (c.dtype() == DType::F32) {
-    sgemm_batch(g, ta, tb, lda, ldb, ldc, a.data<float>(), b.data<float>(), c.data<float>());
+    const SgemmCall call{ta, tb, lda, ldb, ldc, static_cast<float>(g.alpha), static_cast<float>(g.beta)};
+    sgemm_batch(g, call, a.data<float>(), b.data<float>(), c.data<float>());
   } else if (c.dtype() == DType::F64) {
     const double* ap = a.data<double>();
     const double* bp = b.data<double>();

@@ -2,9 +2,12 @@
 // float32 and float64, plain, batched and with a weight shared across the batch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "core/backend.h"
+#include "core/cpu/blas_core.h"
 #include "core/ops.h"
 #include "core/random.h"
 
@@ -37,9 +40,8 @@ using GemmParam = std::tuple<DType, bool, bool>;
 
 class GemmTest : public ::testing::TestWithParam<GemmParam> {
  protected:
-  void check(const Shape& batch, bool b_shared, int64_t m = 5) {
+  void check(const Shape& batch, bool b_shared, int64_t m = 5, int64_t n = 3, int64_t k = 4) {
     const auto [dtype, ta, tb] = GetParam();
-    const int64_t n = 3, k = 4;
     Shape a_shape = batch, b_shape = b_shared ? Shape{} : batch;
     a_shape.push_back(ta ? k : m);
     a_shape.push_back(ta ? m : k);
@@ -57,7 +59,7 @@ class GemmTest : public ::testing::TestWithParam<GemmParam> {
     const std::vector<double> want =
         naive_matmul(a.to_vector(), b.to_vector(), numel_of(batch), m, n, k, ta, tb, b_shared);
     const std::vector<double> got = c.to_vector();
-    const double tol = dtype == DType::F32 ? 1e-5 : 1e-12;
+    const double tol = (dtype == DType::F32 ? 1e-5 : 1e-12) * std::max<double>(1.0, std::sqrt(k / 4.0));
     for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
   }
 };
@@ -71,6 +73,15 @@ TEST_P(GemmTest, RowsSplitOverThreads) {
   set_num_threads(2);
   check({}, false, 301);
   check({2}, false, 301);
+  set_num_threads(before);
+}
+// One float32 matrix large enough to split (pieces of m n k >= 2^22) goes over threads along the
+// longer side of C: rows when tall, columns when wide.
+TEST_P(GemmTest, TallAndWideSplitOverThreads) {
+  const int before = num_threads();
+  set_num_threads(2);
+  check({}, false, 1030, 64, 256);
+  check({}, false, 64, 1030, 256);
   set_num_threads(before);
 }
 
@@ -153,6 +164,55 @@ TEST(Gemm, MatmulBiasEqualsMatmulPlusBiasAndLeavesTheBiasAlone) {
     EXPECT_NE(msg.find("[matmul_bias]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("got (5,)"), std::string::npos) << msg;
   }
+}
+
+// The float32 product must not depend on the thread count, bit for bit. `shapes` as (m, n, k), each
+// with every transpose pair, optionally as a batch of `batch` matrices.
+struct Mnk {
+  int64_t m, n, k;
+};
+void expect_same_bits_at_one_and_two_threads(const std::vector<Mnk>& shapes, int64_t batch = 0) {
+  const int before = num_threads();
+  Generator gen(5);
+  for (const Mnk& s : shapes)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        Shape sa = ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, sb = tb ? Shape{s.n, s.k} : Shape{s.k, s.n};
+        if (batch > 0) {
+          sa.insert(sa.begin(), batch);
+          sb.insert(sb.begin(), batch);
+        }
+        const Tensor a = Tensor::randn(sa, gen), b = Tensor::randn(sb, gen);
+        set_num_threads(1);
+        const std::vector<double> one = ops::matmul(a, b, ta, tb).to_vector();
+        set_num_threads(2);
+        EXPECT_EQ(ops::matmul(a, b, ta, tb).to_vector(), one)
+            << "(" << s.m << ", " << s.n << ", " << s.k << ") trans " << ta << tb << " batch " << batch;
+      }
+  set_num_threads(before);
+}
+
+// Products too small to split into pieces above OpenBLAS's small-matrix threshold run on one thread
+// at every thread count, under any kernels: OpenBLAS's own threading computes (128, 20, 400) and
+// (128, 40, 390) with other sums at 2 threads, and halves of (128, 130, 100) ... (300, 130, 100)
+// (m n k between 10^6 and 2^21 each) would fall to the small-matrix kernels (other rounding).
+// Small batched products go whole to one thread each.
+TEST(Gemm, ProductsTooSmallToSplitGiveTheSameBitsAtEveryThreadCount) {
+  expect_same_bits_at_one_and_two_threads({{128, 20, 400}, {128, 40, 390}, {128, 130, 100}, {130, 130, 100},
+                                           {20, 130, 768}, {64, 301, 100}, {300, 130, 100}});
+  expect_same_bits_at_one_and_two_threads({{64, 32, 64}, {64, 64, 32}, {256, 64, 256}, {256, 256, 64}}, 6);
+}
+
+// Larger products are split along the longer side of C (rows, or columns when C is wider), or left
+// to OpenBLAS's threading above 2^26. Under AVX-512 kernels a piece is summed exactly as the
+// same rows or columns of the whole; under Haswell's (AVX2) kernels, which this CPU may be forced
+// to by OPENBLAS_CORETYPE, neither our split nor OpenBLAS's own threading keeps the bits.
+TEST(Gemm, SplitProductsGiveTheSameBitsAtEveryThreadCountUnderAvx512Kernels) {
+  if (!blas_runs_avx512_kernels())
+    GTEST_SKIP() << "OpenBLAS runs " << blas_core_name() << " kernels; ctest reruns this under SkylakeX's";
+  expect_same_bits_at_one_and_two_threads({{768, 128, 128}, {128, 512, 768}, {512, 128, 768}, {1030, 64, 256},
+                                           {64, 1030, 256}, {96, 128, 768}, {512, 130, 100}, {2048, 2048, 512},
+                                           {2048, 512, 2048}, {1024, 768, 3072}});
 }
 
 }  // namespace
