@@ -75,7 +75,7 @@ TEST_P(GemmTest, RowsSplitOverThreads) {
   check({2}, false, 301);
   set_num_threads(before);
 }
-// One float32 matrix large enough to split (pieces of m n k >= 2^22) goes over threads along the
+// One float32 matrix large enough to split (pieces of m n k >= 2^21) goes over threads along the
 // longer side of C: rows when tall, columns when wide.
 TEST_P(GemmTest, TallAndWideSplitOverThreads) {
   const int before = num_threads();

@@ -4,6 +4,7 @@
 // reductions into per-thread ranges; each must sum in the same order at every thread count.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "autograd/tape.h"
@@ -17,6 +18,7 @@ namespace {
 
 struct LossAndGradients {
   double loss = 0;
+  std::vector<std::string> names;
   std::vector<std::vector<double>> gradients;
 };
 
@@ -30,7 +32,10 @@ LossAndGradients one_step(const ModelConfig& c, int threads) {
   const Var loss = model.loss(ids, targets);
   backward(loss);
   out.loss = loss.item();
-  for (const auto& [name, p] : model.named_parameters()) out.gradients.push_back(p.grad().to_vector());
+  for (const auto& [name, p] : model.named_parameters()) {
+    out.names.push_back(name);
+    out.gradients.push_back(p.grad().to_vector());
+  }
   set_num_threads(before);
   return out;
 }
@@ -48,7 +53,7 @@ TEST(ThreadCount, LossAndGradientsAreBitwiseEqualAtOneAndTwoThreadsUnderAvx512Ke
   const LossAndGradients one = one_step(c, 1), two = one_step(c, 2);
   EXPECT_EQ(one.loss, two.loss);
   ASSERT_EQ(one.gradients.size(), two.gradients.size());
-  for (size_t i = 0; i < one.gradients.size(); ++i) EXPECT_EQ(one.gradients[i], two.gradients[i]) << "parameter " << i;
+  for (size_t i = 0; i < one.gradients.size(); ++i) EXPECT_EQ(one.gradients[i], two.gradients[i]) << one.names[i];
 }
 
 }  // namespace
