@@ -38,6 +38,9 @@ CLI::App* add_convert_command(CLI::App& app, int& exit_code);
 // `normlab reproduce xiong [--quick] [--jobs N] [--out DIR] [--only E1,...]`: the paper's suite
 // and its report (reproduce_command.cpp, xiong/).
 CLI::App* add_reproduce_command(CLI::App& app, int& exit_code);
+// `normlab baseline CONFIG [--orders 0,1,2,3]`: order-k Markov baselines of the config's text
+// (baseline_command.cpp, data/markov.h).
+CLI::App* add_baseline_command(CLI::App& app, int& exit_code);
 // `normlab demo half-rmsnorm`: the float16 overflow of a naive RMSNorm vs the fused kernel
 // (demo_command.cpp).
 CLI::App* add_demo_command(CLI::App& app, int& exit_code);

@@ -67,6 +67,17 @@ std::unique_ptr<Dataset> make_copy_task(int64_t copy_length, int64_t copy_vocab)
 // Builds the dataset named by config ("default", "copy" or a path). Errors name the file.
 std::unique_ptr<Dataset> make_dataset(const DataConfig& config);
 
+// The token streams a text dataset samples from: the tokenizer built from the whole text, the first
+// N - floor(N * val_fraction) tokens for training, the rest for validation.
+struct TokenStreams {
+  std::vector<int32_t> train, val;
+  int64_t vocab_size = 0;
+};
+TokenStreams split_text(const std::string& text, const std::string& tokenizer_kind, double val_fraction);
+// The streams of config's text source (make_dataset's "default" or a path); the copy task has none
+// (an error). The Markov baselines (data/markov.h) read these.
+TokenStreams load_token_streams(const DataConfig& config);
+
 // The built-in corpus: English text from Debian's `fortunes` package (/usr/share/games/fortunes),
 // concatenated with the '%' separators removed. Throws naming the package if it is missing.
 std::string default_corpus();

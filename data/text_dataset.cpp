@@ -53,17 +53,34 @@ Batch empty_batch(int64_t batch, int64_t context, const char* op) {
   return {Tensor::empty({batch, context}, DType::I32), Tensor::empty({batch, context}, DType::I32)};
 }
 
-std::unique_ptr<Dataset> make_text_dataset(const std::string& text, const std::string& tokenizer_kind,
-                                           double val_fraction, const std::string& source) {
+namespace {
+
+// The split rule of make_text_dataset and split_text.
+void split_tokens(std::vector<int32_t>& tokens, double val_fraction, std::vector<int32_t>& val) {
   NL_CHECK(val_fraction >= 0.0 && val_fraction < 1.0, "data", "val_fraction must be in [0, 1), got {}",
            val_fraction);
-  NL_CHECK(!text.empty(), "data", "{} is empty", source);
-  auto tokenizer = make_tokenizer(tokenizer_kind, text);
-  std::vector<int32_t> tokens = tokenizer->encode(text);
   const auto n = static_cast<int64_t>(tokens.size());
   const auto n_val = static_cast<int64_t>(static_cast<double>(n) * val_fraction);
-  std::vector<int32_t> val(tokens.begin() + (n - n_val), tokens.end());
+  val.assign(tokens.begin() + (n - n_val), tokens.end());
   tokens.resize(n - n_val);
+}
+
+}  // namespace
+
+TokenStreams split_text(const std::string& text, const std::string& tokenizer_kind, double val_fraction) {
+  NL_CHECK(!text.empty(), "data", "the text is empty");
+  const auto tokenizer = make_tokenizer(tokenizer_kind, text);
+  TokenStreams out{tokenizer->encode(text), {}, tokenizer->vocab_size()};
+  split_tokens(out.train, val_fraction, out.val);
+  return out;
+}
+
+std::unique_ptr<Dataset> make_text_dataset(const std::string& text, const std::string& tokenizer_kind,
+                                           double val_fraction, const std::string& source) {
+  NL_CHECK(!text.empty(), "data", "{} is empty", source);
+  auto tokenizer = make_tokenizer(tokenizer_kind, text);
+  std::vector<int32_t> tokens = tokenizer->encode(text), val;
+  split_tokens(tokens, val_fraction, val);
   return std::make_unique<TextDataset>(std::move(tokenizer), std::move(tokens), std::move(val), source);
 }
 
