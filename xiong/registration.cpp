@@ -1,0 +1,211 @@
+#include "xiong/registration.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include "core/error.h"
+
+namespace normlab::xiong {
+
+namespace {
+
+constexpr const char* kOp = "registration";
+
+// Reads the keys of one table, each once, and checks at the end that the table had no others.
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string path, std::string where)
+      : table_(table), path_(std::move(path)), where_(std::move(where)) {}
+
+  std::string text(const char* key, bool required = true) {
+    const toml::node* node = get(key, required);
+    if (!node) return "";
+    const auto* s = node->as_string();
+    NL_CHECK(s, kOp, "{} line {}: {}{} must be a string", path_, line(node), where_, key);
+    return s->get();
+  }
+  double number(const char* key, bool required = true) {
+    const toml::node* node = get(key, required);
+    if (!node) return 0.0;
+    const std::optional<double> v = node->value<double>();
+    NL_CHECK(v.has_value(), kOp, "{} line {}: {}{} must be a number", path_, line(node), where_, key);
+    return *v;
+  }
+  int64_t integer(const char* key, bool required = true) {
+    const toml::node* node = get(key, required);
+    if (!node) return 0;
+    const auto* i = node->as_integer();
+    NL_CHECK(i, kOp, "{} line {}: {}{} must be an integer", path_, line(node), where_, key);
+    return i->get();
+  }
+  std::vector<std::string> texts(const char* key) {
+    std::vector<std::string> out;
+    for (const toml::node* item : array(key)) {
+      const auto* s = item->as_string();
+      NL_CHECK(s, kOp, "{} line {}: {}{} must be an array of strings", path_, line(item), where_, key);
+      out.push_back(s->get());
+    }
+    return out;
+  }
+  std::vector<int> integers(const char* key) {
+    std::vector<int> out;
+    for (const toml::node* item : array(key)) {
+      const auto* i = item->as_integer();
+      NL_CHECK(i, kOp, "{} line {}: {}{} must be an array of integers", path_, line(item), where_, key);
+      out.push_back(static_cast<int>(i->get()));
+    }
+    return out;
+  }
+  // Every key of the table was read: a misspelt key is an error, not a silent default.
+  void check_no_other_keys() const {
+    for (const auto& [key, node] : table_) {
+      NL_CHECK(read_.count(std::string(key.str())), kOp, "{} line {}: unknown key {}{}", path_, line(&node),
+               where_, key.str());
+    }
+  }
+  int line(const toml::node* node) const { return static_cast<int>(node->source().begin.line); }
+  int table_line() const { return static_cast<int>(table_.source().begin.line); }
+
+ private:
+  const toml::node* get(const char* key, bool required) {
+    read_.insert(key);
+    const toml::node* node = table_.get(key);
+    NL_CHECK(node || !required, kOp, "{} line {}: {}{} is missing", path_, table_line(), where_, key);
+    return node;
+  }
+  std::vector<const toml::node*> array(const char* key) {
+    const toml::node* node = get(key, true);
+    const auto* a = node->as_array();
+    NL_CHECK(a, kOp, "{} line {}: {}{} must be an array", path_, line(node), where_, key);
+    std::vector<const toml::node*> out;
+    for (const toml::node& item : *a) out.push_back(&item);
+    return out;
+  }
+
+  const toml::table& table_;
+  std::string path_, where_;
+  std::set<std::string> read_;
+};
+
+RegisteredClaim read_claim(const toml::table& table, const std::string& path, size_t index) {
+  const std::string id = TableReader(table, path, fmt::format("claim[{}].", index)).text("id");
+  TableReader r(table, path, fmt::format("claim '{}': ", id));
+  RegisteredClaim c;
+  c.line = r.table_line();
+  c.id = r.text("id");
+  c.family = r.text("family");
+  c.statement = r.text("statement");
+  c.paper = r.text("paper");
+  c.task = r.text("task");
+  c.arms = r.texts("arms");
+  c.statistic = r.text("statistic");
+  c.primary_test = r.text("primary_test");
+  c.secondary = r.text("secondary", false);
+  c.decision = r.text("decision");
+  c.predicted = r.text("predicted", false);
+  c.null_value = r.number("null", false);
+  c.low = r.number("low", false);
+  c.high = r.number("high", false);
+  c.margin_reason = r.text("margin_reason");
+  c.seeds = static_cast<int>(r.integer("seeds"));
+  c.steps = r.integer("steps");
+  r.check_no_other_keys();
+  return c;
+}
+
+void check_claim(const RegisteredClaim& c, const Registration& reg) {
+  const std::string at = fmt::format("{} line {}: claim '{}'", reg.path, c.line, c.id);
+  NL_CHECK(c.family == "paper" || c.family == "exploratory", kOp,
+           "{}: family must be \"paper\" or \"exploratory\", got \"{}\"", at, c.family);
+  NL_CHECK(c.task == "init" || c.task == "copy" || c.task == "text", kOp,
+           "{}: task must be \"init\", \"copy\" or \"text\", got \"{}\"", at, c.task);
+  NL_CHECK(!c.arms.empty(), kOp, "{}: arms is empty", at);
+  if (c.decision == "direction") {
+    NL_CHECK(c.predicted == "above" || c.predicted == "below", kOp,
+             "{}: a direction claim needs predicted = \"above\" or \"below\", got \"{}\"", at, c.predicted);
+  } else {
+    NL_CHECK(c.decision == "equivalence" || c.decision == "range", kOp,
+             "{}: decision must be \"direction\", \"equivalence\" or \"range\", got \"{}\"", at, c.decision);
+    NL_CHECK(c.low < c.high, kOp, "{}: an {} claim needs low < high, got [{}, {}]", at, c.decision, c.low, c.high);
+  }
+  NL_CHECK(!c.margin_reason.empty(), kOp, "{}: margin_reason is empty", at);
+  NL_CHECK(c.seeds >= 2 && c.seeds <= static_cast<int>(reg.confirmatory_seeds.size()), kOp,
+           "{}: seeds must be in [2, {}] (the confirmatory seeds), got {}", at, reg.confirmatory_seeds.size(),
+           c.seeds);
+  NL_CHECK(c.steps >= 0 && (c.task == "init") == (c.steps == 0), kOp,
+           "{}: steps must be 0 for init-time probes and > 0 for training claims, got {} (task {})", at, c.steps,
+           c.task);
+}
+
+}  // namespace
+
+Registration load_registration(const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    fail(kOp, "{} line {}: {}", path, e.source().begin.line, e.description());
+  }
+  Registration reg;
+  reg.path = path;
+  for (const auto& [key, node] : root) {
+    NL_CHECK(key.str() == "registration" || key.str() == "claim", kOp, "{} line {}: unknown table {}", path,
+             node.source().begin.line, key.str());
+  }
+  const toml::table* head = root["registration"].as_table();
+  NL_CHECK(head, kOp, "{}: no [registration] table", path);
+  TableReader r(*head, path, "registration.");
+  reg.protocol = r.text("protocol");
+  reg.alpha = r.number("alpha");
+  reg.pilot_seeds = r.integers("pilot_seeds");
+  reg.confirmatory_seeds = r.integers("confirmatory_seeds");
+  (void)r.text("date");
+  (void)r.text("multiplicity");
+  r.check_no_other_keys();
+  NL_CHECK(reg.alpha > 0 && reg.alpha < 1, kOp, "{}: registration.alpha must be in (0, 1), got {}", path, reg.alpha);
+  check_disjoint_from_confirmatory(reg, reg.pilot_seeds, "registration.pilot_seeds");
+  const toml::array* claims = root["claim"].as_array();
+  NL_CHECK(claims && !claims->empty(), kOp, "{}: no [[claim]] tables", path);
+  std::set<std::string> ids;
+  for (size_t i = 0; i < claims->size(); ++i) {
+    const toml::table* t = (*claims)[i].as_table();
+    NL_CHECK(t, kOp, "{}: claim[{}] is not a table", path, i);
+    RegisteredClaim c = read_claim(*t, path, i);
+    check_claim(c, reg);
+    NL_CHECK(ids.insert(c.id).second, kOp, "{} line {}: claim '{}' is registered twice", path, c.line, c.id);
+    reg.claims.push_back(std::move(c));
+  }
+  return reg;
+}
+
+void check_disjoint_from_confirmatory(const Registration& reg, const std::vector<int>& used, const std::string& what) {
+  for (int seed : used) {
+    NL_CHECK(std::find(reg.confirmatory_seeds.begin(), reg.confirmatory_seeds.end(), seed) ==
+                 reg.confirmatory_seeds.end(),
+             kOp, "{}: seed {} of {} is also a confirmatory seed: seeds that chose the design must stay out of "
+             "the confirmatory set", reg.path, seed, what);
+  }
+}
+
+const RegisteredClaim& Registration::require(const std::string& id) const {
+  for (const RegisteredClaim& c : claims)
+    if (c.id == id) return c;
+  fail(kOp, "claim '{}' is not registered in {}: a confirmatory claim must be registered before its runs", id, path);
+}
+
+std::vector<const RegisteredClaim*> Registration::family(const std::string& name) const {
+  std::vector<const RegisteredClaim*> out;
+  for (const RegisteredClaim& c : claims)
+    if (c.family == name) out.push_back(&c);
+  return out;
+}
+
+std::vector<int> Registration::seeds_of(const RegisteredClaim& claim) const {
+  return {confirmatory_seeds.begin(), confirmatory_seeds.begin() + claim.seeds};
+}
+
+}  // namespace normlab::xiong
