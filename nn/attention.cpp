@@ -19,6 +19,7 @@ CausalSelfAttention::CausalSelfAttention(const ModelConfig& config)
       kv_heads_(kv_heads_of(config)),
       head_dim_(head_dim_of(config)),
       window_(config.sliding_window),
+      causal_(config.causal),
       rope_(config.position_embedding == PositionEmbedding::Rope),
       rope_theta_(config.rope_theta),
       dropout_(config.dropout) {
@@ -55,7 +56,8 @@ Var CausalSelfAttention::attend(const Var& q, const Var& k, const Var& v) const 
   const Var q_grouped = group == 1 ? q : reshape(q, {b, kv_heads_, group * t, head_dim_});
   Var scores = matmul(q_grouped, k, false, true);
   if (group != 1) scores = reshape(scores, {b, heads_, t, t});  // (B,H,T,T)
-  Var probs = causal_softmax(scores, window_, 1.0 / std::sqrt(static_cast<double>(head_dim_)));
+  const double scale_factor = 1.0 / std::sqrt(static_cast<double>(head_dim_));
+  Var probs = causal_ ? causal_softmax(scores, window_, scale_factor) : softmax(scale(scores, scale_factor));
   if (group != 1) probs = reshape(probs, {b, kv_heads_, group * t, t});
   const Var heads = matmul(probs, v);                                          // (B,K,group T,D)
   return group == 1 ? heads : reshape(heads, {b, heads_, t, head_dim_});     // (B,H,T,D)

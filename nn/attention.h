@@ -7,7 +7,8 @@
 //   query head h reads key/value head h / (H/K): q viewed as (B,K,(H/K) T,D), so each group's
 //   queries share one batched product with their k and v (no copies of k, v)
 //   p = causal_softmax(q k^T, sliding_window, 1 / sqrt(D)) (B,H,T,T): scale, mask and softmax in
-//       one kernel (float32 inside it under autocast, p stored in the scores' dtype)
+//       one kernel (float32 inside it under autocast, p stored in the scores' dtype);
+//       config.causal = false: p = softmax(q k^T / sqrt(D)), no mask (a bidirectional probe)
 //   y = merge_heads(p v) Wo^T                             (B,T,C), then dropout(config.dropout)
 #pragma once
 #include <memory>
@@ -33,7 +34,7 @@ class CausalSelfAttention : public Module {
   Var attend(const Var& q, const Var& k, const Var& v) const;
 
   int64_t heads_, kv_heads_, head_dim_, window_;
-  bool rope_;
+  bool causal_, rope_;
   double rope_theta_, dropout_;
   std::shared_ptr<Linear> q_, k_, v_, o_;
 };

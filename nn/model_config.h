@@ -93,6 +93,10 @@ struct ModelConfig {
   // Causal attention limited to the last sliding_window + 1 keys (query i sees keys i - W .. i, as
   // Hugging Face's Mistral); 0 = plain causal.
   int64_t sliding_window = 0;
+  // false: bidirectional attention (every query sees every key, an encoder's), with the same
+  // 1 / sqrt(D) scale. Set by code only (the Xiong suite's init-time probe of a non-causal stack,
+  // E2b.bidir): a language model trained with it would see its targets, so no config key sets it.
+  bool causal = true;
   // Token id whose embedding row gets no gradient from the lookup (torch's padding_idx; Hugging
   // Face's Llama/Mistral/Gemma use pad_token_id); -1 = none.
   int64_t padding_idx = -1;
