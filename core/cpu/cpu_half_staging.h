@@ -1,48 +1,17 @@
-// Half precision on the CPU. bfloat16 and float16 are storage types (core/half.h): nothing is
-// computed in them. HalfStagingBackend sits in front of the float kernels (CpuBackend) and, for a
-// kernel call whose tensors are half:
-//   1. converts each half tensor to a float32 temporary (exact: every half value is a float),
-//   2. runs the float32 kernel on the temporaries,
-//   3. stores each float32 output back into its half tensor, rounded to nearest even.
-// So a half kernel's result is bitwise the float32 kernel on the same (already rounded) inputs,
-// rounded once: the rule PyTorch's CPU bfloat16 elementwise kernels follow.
+// Half precision on the CPU. HalfStagingBackend sits in front of the float kernels (CpuBackend)
+// and stages each kernel call whose tensors are half (core/half_staging.h: float32 copies in, the
+// float32 kernel, outputs rounded once back into their half tensors).
 //
 // Kernels that handle half themselves pass straight through: memory, fill, copy (they convert),
 // copy_columns and embedding_forward (byte copies), sum_squares, all_finite and reduce_axis (they
 // read half and accumulate in double), gemm, softmax and layer_norm/rms_norm (their own files). The
 // optimizer steps refuse half parameters: the parameters an optimizer updates are float32 master
 // weights.
-//
-// A call's floating tensors share one half dtype, except outputs documented as float32 statistics
-// (cross-entropy's lse), which may be float32 and then pass through unconverted.
 #pragma once
-#include <initializer_list>
-#include <vector>
-
 #include "core/backend.h"
+#include "core/half_staging.h"
 
 namespace normlab {
-
-// One kernel call's tensors, with float32 stand-ins for the half ones. Without a half tensor it
-// hands the originals through and store_outputs() does nothing.
-class HalfStaging {
- public:
-  // Outputs are loaded too: some kernels accumulate into them (axpy, embedding_backward).
-  HalfStaging(Backend& backend, const char* op, std::initializer_list<const Tensor*> inputs,
-              std::initializer_list<Tensor*> outputs);
-  const Tensor& in(size_t i) const { return *inputs_[i]; }
-  Tensor& out(size_t i) { return *outputs_[i]; }
-  // Rounds every staged output back into its half tensor.
-  void store_outputs();
-
- private:
-  const Tensor* stage(const Tensor* t);
-  Backend& backend_;
-  bool active_ = false;
-  std::vector<Tensor> temps_;  // reserved up front: the pointers below point into it
-  std::vector<const Tensor*> inputs_;
-  std::vector<Tensor*> outputs_, originals_;
-};
 
 class HalfStagingBackend final : public Backend {
  public:

@@ -55,6 +55,7 @@ cuda::Dims broadcast_dims(const Tensor& t, const Shape& out, const char* op) {
 }  // namespace
 
 void CudaBackend::unary(UnaryOp op, const Tensor& x, Tensor& y, double alpha) {
+  if (staged_half("unary", {&x}, {&y}, [&](HalfStaging& h) { unary(op, h.in(0), h.out(0), alpha); })) return;
   cuda_dispatch(x.dtype(), "unary", [&](auto t) {
     using T = decltype(t);
     check_kernel(
@@ -65,6 +66,9 @@ void CudaBackend::unary(UnaryOp op, const Tensor& x, Tensor& y, double alpha) {
 
 void CudaBackend::unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx,
                                  double alpha) {
+  if (staged_half("unary_backward", {&x, &y, &dy}, {&dx},
+                  [&](HalfStaging& h) { unary_backward(op, h.in(0), h.in(1), h.in(2), h.out(0), alpha); }))
+    return;
   cuda_dispatch(dy.dtype(), "unary_backward", [&](auto t) {
     using T = decltype(t);
     check_kernel(cuda::unary_backward(static_cast<cuda::UOp>(op), data_or_null<T>(x), data_or_null<T>(y), dev<T>(dy),
@@ -74,6 +78,8 @@ void CudaBackend::unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, c
 }
 
 void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  if (staged_half("binary", {&a, &b}, {&out}, [&](HalfStaging& h) { binary(op, h.in(0), h.in(1), h.out(0)); }))
+    return;
   const Shape& os = out.shape();
   const int64_t n = out.numel(), na = a.numel(), nb = b.numel();
   cuda::BinaryIndexing ix = cuda::BinaryIndexing::General;
@@ -97,6 +103,7 @@ void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& 
 }
 
 void CudaBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
+  if (staged_half("axpy", {&x}, {&y}, [&](HalfStaging& h) { axpy(alpha, h.in(0), h.out(0)); })) return;
   cuda_dispatch(y.dtype(), "axpy", [&](auto t) {
     using T = decltype(t);
     check_kernel(cuda::axpy(static_cast<T>(alpha), dev<T>(x), dev<T>(y), y.numel(), stream_), "axpy");
@@ -104,6 +111,7 @@ void CudaBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
 }
 
 void CudaBackend::dropout_mask(uint64_t seed, double p, Tensor& mask) {
+  if (staged_half("dropout", {}, {&mask}, [&](HalfStaging& h) { dropout_mask(seed, p, h.out(0)); })) return;
   cuda_dispatch(mask.dtype(), "dropout", [&](auto t) {
     using T = decltype(t);
     const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
@@ -114,6 +122,8 @@ void CudaBackend::dropout_mask(uint64_t seed, double p, Tensor& mask) {
 // ---- reductions ----
 
 void CudaBackend::reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& out) {
+  if (staged_half("reduce", {&x}, {&out}, [&](HalfStaging& h) { reduce_axis(op, h.in(0), axis, h.out(0)); }))
+    return;
   const int ax = normalize_axis(axis, x.dim(), "reduce");
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < ax; ++d) outer *= x.shape()[d];
@@ -130,6 +140,7 @@ void CudaBackend::reduce_axis(ReduceOp op, const Tensor& x, int axis, Tensor& ou
 // go through the deterministic column sums; anything else through one thread per output element
 // that adds its inputs in x's order (the CPU's order).
 void CudaBackend::sum_to_shape(const Tensor& x, Tensor& out) {
+  if (staged_half("sum_to_shape", {&x}, {&out}, [&](HalfStaging& h) { sum_to_shape(h.in(0), h.out(0)); })) return;
   const Shape& xs = x.shape();
   const Shape& os = out.shape();
   NL_CHECK(os.size() <= xs.size(), "sum_to_shape", "cannot reduce {} to {}", shape_str(xs), shape_str(os));
@@ -169,6 +180,9 @@ void CudaBackend::sum_to_shape(const Tensor& x, Tensor& out) {
 }
 
 double CudaBackend::sum_squares(const Tensor& x) {
+  double staged_result = 0.0;
+  if (staged_half("sum_squares", {&x}, {}, [&](HalfStaging& h) { staged_result = sum_squares(h.in(0)); }))
+    return staged_result;
   return cuda_dispatch(x.dtype(), "sum_squares", [&](auto t) {
     using T = decltype(t);
     DeviceScratch scratch(*this, cuda::sum_squares_scratch_bytes(x.numel()));
@@ -181,6 +195,9 @@ double CudaBackend::sum_squares(const Tensor& x) {
 }
 
 bool CudaBackend::all_finite(const Tensor& x) {
+  bool staged_result = false;
+  if (staged_half("all_finite", {&x}, {}, [&](HalfStaging& h) { staged_result = all_finite(h.in(0)); }))
+    return staged_result;
   return cuda_dispatch(x.dtype(), "all_finite", [&](auto t) {
     using T = decltype(t);
     DeviceScratch flag(*this, sizeof(int));

@@ -23,6 +23,7 @@ void check_on_cuda(const Tensor& t, const char* op, const char* name) {
 }  // namespace
 
 void CudaBackend::softmax(const SoftmaxArgs& args, const Tensor& x, Tensor& y) {
+  if (staged_half("softmax", {&x}, {&y}, [&](HalfStaging& h) { softmax(args, h.in(0), h.out(0)); })) return;
   const int64_t cols = x.dim() == 0 ? 1 : x.shape().back();
   const int64_t rows = x.numel() / std::max<int64_t>(cols, 1);
   NL_CHECK(!args.causal || (x.dim() >= 2 && x.shape()[x.dim() - 2] == cols), "causal_softmax",
@@ -35,6 +36,9 @@ void CudaBackend::softmax(const SoftmaxArgs& args, const Tensor& x, Tensor& y) {
 }
 
 void CudaBackend::softmax_backward(double scale, const Tensor& y, const Tensor& dy, Tensor& dx) {
+  if (staged_half("softmax_backward", {&y, &dy}, {&dx},
+                  [&](HalfStaging& h) { softmax_backward(scale, h.in(0), h.in(1), h.out(0)); }))
+    return;
   const int64_t cols = y.dim() == 0 ? 1 : y.shape().back();
   const int64_t rows = y.numel() / std::max<int64_t>(cols, 1);
   cuda_dispatch(y.dtype(), "softmax_backward", [&](auto t) {
@@ -45,6 +49,8 @@ void CudaBackend::softmax_backward(double scale, const Tensor& y, const Tensor& 
 }
 
 void CudaBackend::embedding_forward(const Tensor& weight, const Tensor& ids, Tensor& out) {
+  if (staged_half("embedding", {&weight}, {&out}, [&](HalfStaging& h) { embedding_forward(h.in(0), ids, h.out(0)); }))
+    return;
   check_on_cuda(ids, "embedding", "ids");
   const int64_t vocab = weight.shape()[0], dim = weight.shape()[1], rows = ids.numel();
   DeviceScratch bad(*this, sizeof(unsigned long long));
@@ -65,6 +71,9 @@ void CudaBackend::embedding_forward(const Tensor& weight, const Tensor& ids, Ten
 }
 
 void CudaBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dweight) {
+  if (staged_half("embedding_backward", {&dy}, {&dweight},
+                  [&](HalfStaging& h) { embedding_backward(ids, h.in(0), h.out(0)); }))
+    return;
   check_on_cuda(ids, "embedding_backward", "ids");
   const int64_t vocab = dweight.shape()[0], dim = dweight.shape()[1], rows = ids.numel();
   DeviceScratch counts(*this, static_cast<size_t>(vocab) * sizeof(int));
@@ -78,6 +87,11 @@ void CudaBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor
 
 double CudaBackend::cross_entropy_forward(const Tensor& logits, const Tensor& targets, int32_t ignore_index,
                                           Tensor& lse) {
+  double staged_loss = 0.0;
+  if (staged_half("cross_entropy", {&logits}, {&lse}, [&](HalfStaging& h) {
+        staged_loss = cross_entropy_forward(h.in(0), targets, ignore_index, h.out(0));
+      }))
+    return staged_loss;
   check_on_cuda(targets, "cross_entropy", "targets");
   const int64_t rows = logits.shape()[0], vocab = logits.shape()[1];
   DeviceScratch scratch(*this, cuda::cross_entropy_scratch_bytes(rows));
@@ -106,6 +120,10 @@ double CudaBackend::cross_entropy_forward(const Tensor& logits, const Tensor& ta
 
 void CudaBackend::cross_entropy_backward(const Tensor& logits, const Tensor& targets, int32_t ignore_index,
                                          const Tensor& lse, double scale, Tensor& dlogits) {
+  if (staged_half("cross_entropy_backward", {&logits, &lse}, {&dlogits}, [&](HalfStaging& h) {
+        cross_entropy_backward(h.in(0), targets, ignore_index, h.in(1), scale, h.out(0));
+      }))
+    return;
   check_on_cuda(targets, "cross_entropy_backward", "targets");
   const int64_t rows = logits.shape()[0], vocab = logits.shape()[1];
   cuda_dispatch(logits.dtype(), "cross_entropy_backward", [&](auto t) {

@@ -178,6 +178,13 @@ void CudaBackend::fill(Tensor& out, double value) {
     case DType::I32:
       check_kernel(cuda::fill(dev<int32_t>(out), n, static_cast<int32_t>(value), stream_), "fill");
       break;
+    case DType::BF16:  // value rounded once, to nearest even, on the host
+      check_kernel(cuda::fill(dev<__nv_bfloat16>(out), n, __float2bfloat16_rn(static_cast<float>(value)), stream_),
+                   "fill");
+      break;
+    case DType::F16:
+      check_kernel(cuda::fill(dev<__half>(out), n, __float2half_rn(static_cast<float>(value)), stream_), "fill");
+      break;
     default:
       fail("fill", "unsupported dtype {} on cuda", dtype_name(out.dtype()));
   }
@@ -199,6 +206,12 @@ void copy_from(const Tensor& src, const cuda::Dims& dims, Tensor& dst, cudaStrea
       break;
     case DType::I32:
       err = cuda::copy_strided(s, dims, dev<int32_t>(dst), n, stream);
+      break;
+    case DType::BF16:
+      err = cuda::copy_strided(s, dims, dev<__nv_bfloat16>(dst), n, stream);
+      break;
+    case DType::F16:
+      err = cuda::copy_strided(s, dims, dev<__half>(dst), n, stream);
       break;
     default:
       fail("copy", "unsupported destination dtype {} on cuda", dtype_name(dst.dtype()));
@@ -232,6 +245,12 @@ void CudaBackend::copy_strided(const Tensor& src, Tensor& dst) {
       break;
     case DType::I32:
       copy_from<int32_t>(src, dims, dst, stream_);
+      break;
+    case DType::BF16:
+      copy_from<__nv_bfloat16>(src, dims, dst, stream_);
+      break;
+    case DType::F16:
+      copy_from<__half>(src, dims, dst, stream_);
       break;
     default:
       fail("copy", "unsupported source dtype {} on cuda", dtype_name(src.dtype()));

@@ -106,6 +106,10 @@ void CudaBackend::rms_norm_backward(const Tensor& dy, const Tensor& x, const Ten
 
 void CudaBackend::batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y,
                                      Tensor& mean, Tensor& rstd) {
+  if (staged_half("batch_norm", {&x, &gamma, &beta}, {&y, &mean, &rstd}, [&](HalfStaging& h) {
+        batch_norm_forward(h.in(0), h.in(1), h.in(2), eps, h.out(0), h.out(1), h.out(2));
+      }))
+    return;
   const auto [rows, C] = rows_c(x);
   cuda_dispatch(x.dtype(), "batch_norm", [&](auto t) {
     using T = decltype(t);
@@ -118,6 +122,11 @@ void CudaBackend::batch_norm_forward(const Tensor& x, const Tensor& gamma, const
 
 void CudaBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                       const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  if (staged_half("batch_norm_backward", {&dy, &x, &gamma, &mean, &rstd}, {&dx, &dgamma, &dbeta},
+                  [&](HalfStaging& h) {
+                    batch_norm_backward(h.in(0), h.in(1), h.in(2), h.in(3), h.in(4), h.out(0), h.out(1), h.out(2));
+                  }))
+    return;
   const auto [rows, C] = rows_c(x);
   cuda_dispatch(x.dtype(), "batch_norm_backward", [&](auto t) {
     using T = decltype(t);

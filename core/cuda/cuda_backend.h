@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/half_staging.h"
 
 namespace normlab {
 
@@ -73,6 +74,22 @@ class CudaBackend final : public Backend {
                   Tensor& v) override;
 
  private:
+  // The 16-bit path of the ops without a 16-bit kernel here (all but the GEMM, the row norms and the
+  // copies): `kernel` runs on float32 copies of the call's bfloat16/float16 tensors and its outputs
+  // are rounded back once (core/half_staging.h), the CPU's rule. True when a tensor was 16-bit.
+  template <typename Kernel>
+  bool staged_half(const char* op, std::initializer_list<const Tensor*> inputs,
+                   std::initializer_list<Tensor*> outputs, Kernel&& kernel) {
+    bool any = false;
+    for (const Tensor* t : inputs) any |= t->defined() && is_half(t->dtype());
+    for (const Tensor* t : outputs) any |= t->defined() && is_half(t->dtype());
+    if (!any) return false;
+    HalfStaging staging(*this, op, inputs, outputs);
+    kernel(staging);
+    staging.store_outputs();
+    return true;
+  }
+
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::mutex mutex_;

@@ -59,9 +59,10 @@ inline size_t column_scratch_bytes(int64_t rows, int64_t cols, size_t acc_bytes)
 }
 
 // ---- data movement and elementwise (kernels_elementwise.cu) ----
-template <typename T> cudaError_t fill(T* out, int64_t n, T value, cudaStream_t stream);  // + int32_t
-// dst[i] (contiguous, n = numel) = src at the multi-index i of src_dims (any strides); S, D in
-// {float, double, int32_t}.
+// T in {float, double, int32_t, __half, __nv_bfloat16}
+template <typename T> cudaError_t fill(T* out, int64_t n, T value, cudaStream_t stream);
+// dst[i] (contiguous, n = numel) = src at the multi-index i of src_dims (any strides), converted;
+// S, D in {float, double, int32_t, __half, __nv_bfloat16} (16-bit values go through float).
 template <typename S, typename D>
 cudaError_t copy_strided(const S* src, const Dims& src_dims, D* dst, int64_t n, cudaStream_t stream);
 template <typename T>

@@ -1,6 +1,8 @@
 // Elementwise kernels: fill, strided copy with dtype conversion, unary ops and their derivatives
 // (the formulas of core/cpu/cpu_elementwise.cpp, in the same order of operations), broadcasting
 // binary ops, axpy and the dropout mask. One thread per element, grid-stride loops.
+#include <type_traits>
+
 #include "core/cuda/device_utils.cuh"
 
 namespace normlab::cuda {
@@ -15,6 +17,19 @@ __global__ void fill_kernel(T* out, int64_t n, T value) {
   NL_GRID_STRIDE(i, n) out[i] = value;
 }
 
+// v as D. The 16-bit types convert through float: exact from them, rounded to nearest even into
+// them (from double that is two roundings, double -> float -> 16-bit; the trainer never casts
+// float64 to 16 bits).
+template <typename D, typename S>
+__device__ D convert_value(S v) {
+  if constexpr (std::is_same_v<S, D>) return v;
+  else if constexpr (std::is_same_v<S, __half>) return convert_value<D>(__half2float(v));
+  else if constexpr (std::is_same_v<S, __nv_bfloat16>) return convert_value<D>(__bfloat162float(v));
+  else if constexpr (std::is_same_v<D, __half>) return __float2half_rn(static_cast<float>(v));
+  else if constexpr (std::is_same_v<D, __nv_bfloat16>) return __float2bfloat16_rn(static_cast<float>(v));
+  else return static_cast<D>(v);
+}
+
 template <typename S, typename D>
 __global__ void copy_strided_kernel(const S* src, Dims dims, D* dst, int64_t n) {
   NL_GRID_STRIDE(i, n) {
@@ -24,7 +39,7 @@ __global__ void copy_strided_kernel(const S* src, Dims dims, D* dst, int64_t n) 
       offset += (rest % size) * dims.stride[d];
       rest /= size;
     }
-    dst[i] = static_cast<D>(src[offset]);
+    dst[i] = convert_value<D>(src[offset]);
   }
 }
 
@@ -297,12 +312,17 @@ NL_FLOATING(double)
 template cudaError_t fill<float>(float*, int64_t, float, cudaStream_t);
 template cudaError_t fill<double>(double*, int64_t, double, cudaStream_t);
 template cudaError_t fill<int32_t>(int32_t*, int64_t, int32_t, cudaStream_t);
+template cudaError_t fill<__half>(__half*, int64_t, __half, cudaStream_t);
+template cudaError_t fill<__nv_bfloat16>(__nv_bfloat16*, int64_t, __nv_bfloat16, cudaStream_t);
 
 #define NL_COPY(S, D) template cudaError_t copy_strided<S, D>(const S*, const Dims&, D*, int64_t, cudaStream_t);
-#define NL_COPY_FROM(S) NL_COPY(S, float) NL_COPY(S, double) NL_COPY(S, int32_t)
+#define NL_COPY_FROM(S) \
+  NL_COPY(S, float) NL_COPY(S, double) NL_COPY(S, int32_t) NL_COPY(S, __half) NL_COPY(S, __nv_bfloat16)
 NL_COPY_FROM(float)
 NL_COPY_FROM(double)
 NL_COPY_FROM(int32_t)
+NL_COPY_FROM(__half)
+NL_COPY_FROM(__nv_bfloat16)
 #undef NL_COPY_FROM
 #undef NL_COPY
 

@@ -13,34 +13,10 @@
 #include "core/norm_ops.h"
 #include "core/ops.h"
 #include "core/random.h"
+#include "cuda_test_util.h"
 
 namespace normlab {
 namespace {
-
-#define SKIP_WITHOUT_CUDA() \
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: cuda_available() is false (or built without CUDA)"
-
-const Device kCuda = Device::cuda();
-
-Tensor random(const Shape& shape, uint64_t seed, DType dtype = DType::F32, double mean = 0.0) {
-  Generator gen(seed);
-  return Tensor::randn(shape, gen, mean, 1.0, dtype);
-}
-
-// max |gpu - cpu| <= tol * max(1, max |cpu|), and the shapes agree.
-void expect_close(const Tensor& gpu, const Tensor& cpu, double tol, const std::string& what) {
-  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
-  EXPECT_EQ(gpu.device(), kCuda) << what << ": result not on the GPU";
-  const std::vector<double> a = gpu.to_vector(), b = cpu.to_vector();
-  double diff = 0.0, scale = 1.0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    diff = std::max(diff, std::isnan(a[i]) != std::isnan(b[i]) ? INFINITY : std::abs(a[i] - b[i]));
-    scale = std::max(scale, std::abs(b[i]));
-  }
-  EXPECT_LE(diff / scale, tol) << what;
-}
-
-double tol_for(DType dtype) { return dtype == DType::F64 ? 1e-12 : 2e-6; }
 
 TEST(CudaBackend, AllocatorReusesFreedBlocksAndTrims) {
   SKIP_WITHOUT_CUDA();
@@ -105,7 +81,7 @@ TEST(CudaBackend, BinaryBroadcastPathsMatchCpu) {
       {{3, 4}, {}},              // scalar b
       {{2, 1, 4}, {3, 1}},       // both broadcast
       {{3, 1, 5}, {3, 4, 1}},    // general
-      {{2, 1, 3, 1, 2}, {4, 1, 2}}};  // rank 5
+      {{2, 1, 3, 1, 2}, {3, 4, 1}}};  // rank 5: (2, 1, 3, 4, 2)
   for (DType dtype : {DType::F32, DType::F64})
     for (const auto& [sa, sb] : shapes)
       for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div}) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "autograd/autocast.h"
 #include "autograd/tape.h"
 #include "core/backend.h"
 #include "nn/transformer.h"
@@ -41,14 +42,15 @@ void one_step_matches(const std::string& placement, const std::string& norm, con
   const Tensor ids = testing::random_ids(3, 6, c.vocab_size, 1), targets = testing::random_ids(3, 6, c.vocab_size, 2);
   cpu.set_dropout_seed(5);
   gpu.set_dropout_seed(5);
+  // backward() takes the whole tape: each device's forward and backward in turn, not interleaved
   const Var loss_cpu = cpu.loss(ids, targets);
+  backward(loss_cpu);
   const Var loss_gpu = gpu.loss(ids.to(kCuda), targets.to(kCuda));
+  backward(loss_gpu);
   EXPECT_NEAR(loss_gpu.item(), loss_cpu.item(), 2e-5) << what;
   ASSERT_EQ(gpu.residual_rms().size(), cpu.residual_rms().size());
   for (size_t l = 0; l < cpu.residual_rms().size(); ++l)
     EXPECT_NEAR(gpu.residual_rms()[l], cpu.residual_rms()[l], 1e-5 * cpu.residual_rms()[l]) << what;
-  backward(loss_cpu);
-  backward(loss_gpu);
   const auto pc = cpu.named_parameters(), pg = gpu.named_parameters();
   ASSERT_EQ(pc.size(), pg.size());
   for (size_t i = 0; i < pc.size(); ++i) {
@@ -79,6 +81,42 @@ TEST(CudaModel, OneTrainingStepMatchesCpu) {
   one_step_matches("sandwich", "rmsnorm_unit_offset", "swiglu");
   one_step_matches("pre", "groupnorm", "geglu");
   one_step_matches("pre", "batchnorm", "gelu");
+}
+
+// train.precision = bf16/fp16 on the GPU: the forward under autocast (16-bit GEMMs and row norms,
+// the other ops staged through float32) gives the CPU's loss and gradients within the rounding of
+// 16-bit activations (the two devices' float32 kernels differ in their last bits, which can flip a
+// 16-bit rounding).
+TEST(CudaModel, AutocastLossAndGradientsMatchCpu) {
+  SKIP_WITHOUT_CUDA();
+  for (DType dtype : {DType::BF16, DType::F16}) {
+    const ModelConfig c = testing::small_config("pre", "layernorm", "gelu", /*tied=*/true);
+    TransformerLM cpu(c), gpu(c);
+    gpu.to(kCuda);
+    const Tensor ids = testing::random_ids(3, 6, c.vocab_size, 1), targets = testing::random_ids(3, 6, c.vocab_size, 2);
+    double loss_cpu = 0, loss_gpu = 0;
+    {
+      AutocastGuard autocast(dtype);
+      const Var l = cpu.loss(ids, targets);
+      backward(l);
+      loss_cpu = l.item();
+    }
+    {
+      AutocastGuard autocast(dtype);
+      const Var l = gpu.loss(ids.to(kCuda), targets.to(kCuda));
+      backward(l);
+      loss_gpu = l.item();
+    }
+    const double tol = dtype == DType::BF16 ? 2e-2 : 4e-3;
+    EXPECT_NEAR(loss_gpu, loss_cpu, tol * std::abs(loss_cpu)) << dtype_name(dtype);
+    const auto pc = cpu.named_parameters(), pg = gpu.named_parameters();
+    for (size_t i = 0; i < pc.size(); ++i) {
+      ASSERT_TRUE(pg[i].second.grad().defined()) << pg[i].first << " got no gradient";
+      EXPECT_EQ(pg[i].second.grad().dtype(), DType::F32) << pg[i].first << ": master gradients are float32";
+      EXPECT_LE(scaled_error(pg[i].second.grad(), pc[i].second.grad()), 10 * tol) << dtype_name(dtype) << " grad "
+                                                                                   << pc[i].first;
+    }
+  }
 }
 
 TEST(CudaModel, BatchNormBuffersMoveAndUpdateOnTheDevice) {
