@@ -1,4 +1,4 @@
-// normlab reproduce xiong [--quick] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
+// normlab reproduce xiong [--quick | --confirmatory] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
 #include <fmt/core.h>
 
 #include "cli/commands.h"
@@ -27,6 +27,9 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
                     "xiong/configs of the source tree)")
       ->type_name("DIR");
   xiong->add_flag("--quiet", options->quiet, "no progress output");
+  xiong->add_flag("--confirmatory", options->confirmatory,
+                  "protocol v4: train the registered confirmatory runs (xiong/registration.toml) of the --only "
+                  "claims (default: all) into DIR (default runs/xiong-v4) and write DIR/confirmatory.md");
   xiong->callback([options, only, &exit_code] {
     options->only.clear();
     for (std::string id : *only) {

@@ -16,6 +16,7 @@ std::string TrainPoint::name() const {
   std::string base = fmt::format("{}-{}-{}-lr{}-w{}", placement, norm_type, optimizer, lr, warmup);
   if (decay_start >= 0) base += fmt::format("-d{}", decay_start);
   if (!decay_factor.empty()) base += "-f" + decay_factor;
+  if (steps > 0) base += fmt::format("-t{}", steps);
   base += fmt::format("-s{}", seed);
   const std::string scaled = embedding_scale.empty() ? base : base + "-emb" + embedding_scale;
   return precision.empty() ? scaled : scaled + "-" + precision;
@@ -32,6 +33,7 @@ SweepPoint TrainPoint::sweep_point() const {
                  {"seed", std::to_string(seed)}};
   if (decay_start >= 0) p.overrides.emplace_back("schedule.decay_start", std::to_string(decay_start));
   if (!decay_factor.empty()) p.overrides.emplace_back("schedule.decay_factor", decay_factor);
+  if (steps > 0) p.overrides.emplace_back("train.steps", std::to_string(steps));
   if (!embedding_scale.empty()) p.overrides.emplace_back("model.embedding_scale", embedding_scale);
   if (!precision.empty()) p.overrides.emplace_back("train.precision", precision);
   return p;

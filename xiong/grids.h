@@ -28,10 +28,11 @@ struct TrainPoint {
   // of warmup); section 4's arm sets its drop step.
   int64_t decay_start = -1;
   std::string decay_factor;         // schedule.decay_factor ("" = 1): section 4's x0.1 drop at decay_start
+  int64_t steps = 0;                // train.steps; 0 = the base config's (v4's SGD claims: their own horizon)
 
   double lr_value() const;
-  // "post-layernorm-adam-lr1e-3-w1-s1" (+ "-d<decay_start>", "-f<factor>", "-emb<scale>",
-  // "-<precision>" when set): the run directory's name.
+  // "post-layernorm-adam-lr1e-3-w1-s1" (+ "-d<decay_start>", "-f<factor>", "-t<steps>" before the
+  // seed, "-emb<scale>", "-<precision>" after it, when set): the run directory's name.
   std::string name() const;
   SweepPoint sweep_point() const;
   bool operator==(const TrainPoint& o) const { return name() == o.name(); }

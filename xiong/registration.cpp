@@ -102,6 +102,7 @@ RegisteredClaim read_claim(const toml::table& table, const std::string& path, si
   c.paper = r.text("paper");
   c.task = r.text("task");
   c.arms = r.texts("arms");
+  if (table.get("points")) c.points = r.texts("points");
   c.statistic = r.text("statistic");
   c.primary_test = r.text("primary_test");
   c.secondary = r.text("secondary", false);
@@ -124,6 +125,13 @@ void check_claim(const RegisteredClaim& c, const Registration& reg) {
   NL_CHECK(c.task == "init" || c.task == "copy" || c.task == "text", kOp,
            "{}: task must be \"init\", \"copy\" or \"text\", got \"{}\"", at, c.task);
   NL_CHECK(!c.arms.empty(), kOp, "{}: arms is empty", at);
+  if (c.task == "init") {
+    NL_CHECK(c.points.empty(), kOp, "{}: an init-time claim has no training points", at);
+  } else {
+    NL_CHECK(c.points.size() == c.arms.size(), kOp, "{}: a training claim needs one point per arm, got {} for {} arms",
+             at, c.points.size(), c.arms.size());
+    for (const std::string& p : c.points) (void)parse_point(p, at);
+  }
   if (c.decision == "direction") {
     NL_CHECK(c.predicted == "above" || c.predicted == "below", kOp,
              "{}: a direction claim needs predicted = \"above\" or \"below\", got \"{}\"", at, c.predicted);
@@ -201,6 +209,44 @@ std::vector<const RegisteredClaim*> Registration::family(const std::string& name
   std::vector<const RegisteredClaim*> out;
   for (const RegisteredClaim& c : claims)
     if (c.family == name) out.push_back(&c);
+  return out;
+}
+
+TrainPoint parse_point(const std::string& text, const std::string& where) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t slash; (slash = text.find('/', start)) != std::string::npos; start = slash + 1)
+    parts.push_back(text.substr(start, slash - start));
+  parts.push_back(text.substr(start));
+  auto number_after = [&](const std::string& part, char prefix) -> int64_t {
+    NL_CHECK(part.size() > 1 && part[0] == prefix &&
+                 part.find_first_not_of("0123456789", 1) == std::string::npos,
+             kOp, "{}: point \"{}\": expected {}<integer>, got \"{}\"", where, text, prefix, part);
+    return std::stoll(part.substr(1));
+  };
+  NL_CHECK(parts.size() == 4 || parts.size() == 5, kOp,
+           "{}: point \"{}\" must be placement/optimizer/lr/w<warmup>[/t<steps>]", where, text);
+  TrainPoint p;
+  p.placement = parts[0];
+  p.optimizer = parts[1];
+  p.lr = parts[2];
+  NL_CHECK(p.lr_value() > 0, kOp, "{}: point \"{}\": lr must be a positive number, got \"{}\"", where, text, p.lr);
+  p.warmup = number_after(parts[3], 'w');
+  NL_CHECK(p.warmup >= 1, kOp, "{}: point \"{}\": warmup must be >= 1 (1 = none)", where, text);
+  if (parts.size() == 5) p.steps = number_after(parts[4], 't');
+  return p;
+}
+
+std::vector<TrainPoint> Registration::runs_of(const RegisteredClaim& claim) const {
+  std::vector<TrainPoint> out;
+  for (const std::string& text : claim.points) {
+    const TrainPoint arm = parse_point(text, path + ": claim '" + claim.id + "'");
+    for (int seed : seeds_of(claim)) {
+      TrainPoint p = arm;
+      p.seed = seed;
+      out.push_back(p);
+    }
+  }
   return out;
 }
 

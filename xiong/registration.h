@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "xiong/grids.h"
+
 namespace normlab::xiong {
 
 struct RegisteredClaim {
@@ -18,6 +20,9 @@ struct RegisteredClaim {
   std::string paper;      // where the paper says it
   std::string task;       // "init" | "copy" | "text"
   std::vector<std::string> arms;  // the compared arms, in words
+  // Training claims: each arm as "placement/optimizer/lr/w<warmup>[/t<steps>]" ("post/adam/5e-4/w1",
+  // "post/sgd/3e-2/w200/t3000"), in the order of `arms`; run on every seed of the claim.
+  std::vector<std::string> points;
   std::string statistic;  // what the estimate is, with its sign convention
   std::string primary_test;  // the test whose p-value enters Holm (family "paper")
   std::string secondary;     // the estimates and tests reported beside it
@@ -45,15 +50,21 @@ struct Registration {
   std::vector<const RegisteredClaim*> family(const std::string& name) const;
   // The seeds a claim's runs use: the first claim.seeds confirmatory seeds.
   std::vector<int> seeds_of(const RegisteredClaim& claim) const;
+  // The claim's training runs: each of its points on each of its seeds (arm-major).
+  std::vector<TrainPoint> runs_of(const RegisteredClaim& claim) const;
 };
 
 // Reads and checks the file: every key known and of its type, every claim complete (a margin and
-// its reason for equivalence and range claims, a predicted side for direction claims), ids unique,
-// seeds within the confirmatory list, confirmatory and pilot seeds disjoint.
+// its reason for equivalence and range claims, a predicted side for direction claims, one point per
+// arm for training claims, none for init-time ones), ids unique, seeds within the confirmatory list,
+// confirmatory and pilot seeds disjoint.
 Registration load_registration(const std::string& path);
 
 // Throws naming the first seed of `used` that is also confirmatory (`what` says where `used` came
 // from: "the v3 copy sweep"): design seeds must stay out of the confirmatory set.
+// "post/adam/5e-4/w1[/t3000]" as a TrainPoint (seed 1); throws "[registration] ..." naming `where`.
+TrainPoint parse_point(const std::string& text, const std::string& where);
+
 void check_disjoint_from_confirmatory(const Registration& reg, const std::vector<int>& used, const std::string& what);
 
 }  // namespace normlab::xiong

@@ -19,6 +19,7 @@
 #include "io/directory_lock.h"
 #include "xiong/arms.h"
 #include "xiong/claims.h"
+#include "xiong/confirmatory.h"
 #include "xiong/e3_common.h"
 #include "xiong/experiments.h"
 #include "xiong/outcomes.h"
@@ -156,12 +157,16 @@ std::string find_config_dir(const std::string& given) {
 namespace {
 
 void check_options(const SuiteOptions& options) {
-  for (const std::string& id : options.only) experiment_of(id, kExperiments);
+  NL_CHECK(!(options.confirmatory && options.quick), "reproduce", "--confirmatory runs the registered design: "
+           "drop --quick");
+  if (!options.confirmatory)
+    for (const std::string& id : options.only) experiment_of(id, kExperiments);
   NL_CHECK(options.jobs >= 1, "reproduce", "--jobs must be >= 1, got {}", options.jobs);
 }
 
 fs::path suite_out_dir(const SuiteOptions& options) {
-  return fs::absolute(options.out_dir.empty() ? (options.quick ? "runs/xiong-quick" : "runs/xiong") : options.out_dir);
+  if (!options.out_dir.empty()) return fs::absolute(options.out_dir);
+  return fs::absolute(options.confirmatory ? "runs/xiong-v4" : options.quick ? "runs/xiong-quick" : "runs/xiong");
 }
 
 // The suite's output folders, its configs copied beside the results, and the grids to run.
@@ -304,6 +309,27 @@ std::string rewrite_claim_rows(const Context& ctx, const std::vector<Section>& s
   return report.string();
 }
 
+// --confirmatory: the registered runs of the selected claims; every --only token must name a
+// registered claim (or a prefix of one), so that nothing unregistered is trained as confirmatory.
+std::string run_confirmatory_suite(const Context& ctx, const SuiteOptions& options) {
+  const Registration reg = load_registration((ctx.source_dir / "xiong" / "registration.toml").string());
+  for (const std::string& token : options.only)
+    NL_CHECK(std::any_of(reg.claims.begin(), reg.claims.end(),
+                         [&](const RegisteredClaim& c) { return claim_matches(token, c.id); }),
+             "reproduce", "--only {}: no registered claim matches it in {}", token, reg.path);
+  auto selected = [&](const std::string& id) {
+    return options.only.empty() || std::any_of(options.only.begin(), options.only.end(),
+                                               [&](const std::string& t) { return claim_matches(t, id); });
+  };
+  const ConfirmatoryRuns runs = run_confirmatory(ctx, reg, selected);
+  const std::string md = fmt::format("# Xiong v4: confirmatory runs ({})\n\nRegistration: {} (protocol {}).\n\n{}\n",
+                                     now_text(), reg.path, reg.protocol, confirmatory_status(reg, runs, selected));
+  const fs::path out = ctx.out_dir / "confirmatory.md";
+  write_file_atomic(out.string(), md);
+  ctx.log(fmt::format("confirmatory runs: {}", out.string()));
+  return out.string();
+}
+
 }  // namespace
 
 std::string run_xiong_suite(const SuiteOptions& options) {
@@ -317,6 +343,7 @@ std::string run_xiong_suite(const SuiteOptions& options) {
   fs::create_directories(suite_out_dir(options));
   const DirectoryLock lock(suite_out_dir(options), "reproduce");
   const Context ctx = make_context(options);
+  if (options.confirmatory) return run_confirmatory_suite(ctx, options);
   const Grids& g = ctx.grids;
   auto selected = [&](const std::string& id) {
     if (options.only.empty()) return true;

@@ -14,6 +14,10 @@ struct SuiteOptions {
   std::string config_dir;        // "" = xiong/configs found from the working directory or the binary
   std::string normlab_binary;    // "" = this executable (the sweeps' child processes)
   bool quiet = false;
+  // Protocol v4: train the registered confirmatory runs (xiong/registration.toml) of the claims in
+  // `only` (every registered training claim when empty) into out_dir (default runs/xiong-v4), and
+  // write out_dir/confirmatory.md with each claim's run counts.
+  bool confirmatory = false;
 };
 
 // The directory holding the suite's TOML files: options.config_dir if given, else the first of

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "xiong/confirmatory.h"
 #include "xiong/grids.h"
 #include "xiong/registration.h"
 
@@ -72,6 +73,45 @@ TEST(Registration, ConfirmatorySeedsAreDisjointFromEveryDesignSeed) {
   EXPECT_THROW(check_disjoint_from_confirmatory(reg, {3, reg.confirmatory_seeds[4]}, "a planted list"), Error);
 }
 
+// Every training claim's runs: its points on its first n confirmatory seeds, arm-major, paired by
+// seed; and each claim's registered horizon is the length its committed v4 config trains.
+TEST(Registration, TrainingClaimsRunTheirPointsOnTheirSeedsForTheirHorizon) {
+  const Registration reg = load_registration(kRegistration);
+  const RegisteredClaim& e3h = reg.require("E3h@3e-2");
+  const std::vector<TrainPoint> runs = reg.runs_of(e3h);
+  ASSERT_EQ(runs.size(), 2u * e3h.seeds);
+  EXPECT_EQ(runs.front().name(), "post-layernorm-sgd-lr3e-2-w1-t3000-s1001");
+  EXPECT_EQ(runs[e3h.seeds].name(), "post-layernorm-sgd-lr3e-2-w200-t3000-s1001");
+  EXPECT_EQ(runs.back().seed, reg.confirmatory_seeds[e3h.seeds - 1]);
+  for (const RegisteredClaim& c : reg.claims) EXPECT_EQ(c.task == "init", c.points.empty()) << c.id;
+  Context ctx;
+  ctx.config_dir = std::string(NORMLAB_SOURCE_DIR) + "/xiong/configs";
+  EXPECT_NO_THROW(check_horizons(ctx, reg));
+  Registration longer = reg;
+  longer.claims[0].steps += 1;  // an init claim: no runs, nothing to compare
+  for (RegisteredClaim& c : longer.claims)
+    if (c.id == "E3b") c.steps = 5000;
+  EXPECT_THROW(check_horizons(ctx, longer), Error);
+}
+
+TEST(Registration, PointsParseOrFailNamingTheClaim) {
+  const TrainPoint p = parse_point("pre/radam/1e-3/w25/t500", "here");
+  EXPECT_EQ(p.placement, "pre");
+  EXPECT_EQ(p.optimizer, "radam");
+  EXPECT_EQ(p.lr, "1e-3");
+  EXPECT_EQ(p.warmup, 25);
+  EXPECT_EQ(p.steps, 500);
+  for (const std::string bad : {"pre/adam/1e-3", "pre/adam/x/w1", "pre/adam/1e-3/25", "pre/adam/1e-3/w0",
+                                "pre/adam/1e-3/w1/500", "pre/adam/1e-3/w1/t5/x"}) {
+    try {
+      (void)parse_point(bad, "claim 'Z'");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("claim 'Z'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A registration made from the committed one with `from` replaced by `to` (once).
 std::string edited_registration(const std::string& from, const std::string& to) {
   std::ifstream in(kRegistration);
@@ -111,6 +151,8 @@ TEST(Registration, RefusesDefectsNamingTheFileLineAndKey) {
   expect_refused("steps = 3000\n", "steps = 3000\nstepz = 1\n", "unknown key claim 'E3h@3e-2': stepz");
   expect_refused("alpha = 0.05", "alpha = \"0.05\"", "registration.alpha must be a number");
   expect_refused("[registration]", "[registation]", "unknown table registation");
+  expect_refused("points = [\"post/adam/1e-3/w25\", ", "points = [", "one point per arm");
+  expect_refused("id = \"E1a\"", "id = \"E1a\"\npoints = [\"post/adam/1e-3/w1\"]", "an init-time claim has no training points");
 }
 
 }  // namespace
