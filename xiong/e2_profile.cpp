@@ -12,6 +12,11 @@ namespace normlab::xiong {
 namespace {
 
 const std::vector<std::string> kPlacements = {"post", "pre"};
+// The probed stacks: each placement causal, and with bidirectional attention ("-bidir",
+// ModelConfig::causal = false, an encoder's): v3 explained Pre-LN's falling profile by "a
+// decoder-only stack"; the bidirectional rows test that (issue 35).
+const std::vector<std::string> kArms = {"post", "pre", "post-bidir", "pre-bidir"};
+std::string placement_of(const std::string& arm) { return arm.substr(0, arm.find('-')); }
 const std::vector<std::string> kMeasures = {"w1_mean", "w1_nom", "w2_mean", "w2_nom", "attn"};
 
 nlohmann::json measure(const Context& ctx) {
@@ -19,15 +24,16 @@ nlohmann::json measure(const Context& ctx) {
   const ModelConfig base = probe_model(ctx);
   nlohmann::json out;
   for (const int64_t L : g.e2_depths)
-    for (const std::string& placement : kPlacements) {
+    for (const std::string& arm : kArms) {
       nlohmann::json seeds = nlohmann::json::array();
       for (int seed = 1; seed <= g.e2_seeds; ++seed) {
-        const ModelConfig c = probe_model(base, placement, L, seed);
+        ModelConfig c = probe_model(base, placement_of(arm), L, seed);
+        c.causal = arm == placement_of(arm);
         const LayerGrads r = measure_layer_grads(c, g.e2_probe, 2000 + static_cast<uint64_t>(seed));
         seeds.push_back({{"w1_mean", r.w1_mean_norm}, {"w1_nom", r.w1_norm_of_mean}, {"w2_mean", r.w2_mean_norm},
                          {"w2_nom", r.w2_norm_of_mean}, {"attn", r.attn_mean_norm}});
       }
-      out[fmt::format("L{}", L)][placement] = seeds;
+      out[fmt::format("L{}", L)][arm] = seeds;
     }
   return out;
 }
@@ -105,6 +111,20 @@ void add_profile_verdicts(const nlohmann::json& at, int64_t L, Section& s) {
   }
 }
 
+// Exploratory (v4): is Pre-LN's profile flat in a bidirectional stack of the same depth?
+void add_bidirectional_verdicts(const nlohmann::json& at, int64_t L, Section& s) {
+  const std::string where = fmt::format("last / first layer at L = {}, bidirectional attention, norm of the "
+                                        "batch-mean gradient", L);
+  for (const std::string w : {"W1", "W2"}) {
+    const std::string measure = w == std::string("W1") ? "w1_nom" : "w2_nom";
+    Verdict flat{"E2b.bidir." + w, "Pre-LN, bidirectional stack: the expected gradient is almost the same in every "
+                 "layer (" + w + "); tests v3's 'decoder-only' explanation of E2b", "Figure 3(b) (an encoder-decoder)",
+                 where, ratio(at["pre-bidir"], measure)};
+    flat.decide_within(0.8, 1.25);
+    s.verdicts.push_back(flat);
+  }
+}
+
 }  // namespace
 
 Section run_e2(const Context& ctx) {
@@ -113,7 +133,7 @@ Section run_e2(const Context& ctx) {
   key_config.model = probe_model(ctx);
   const nlohmann::json key = {{"model", config_to_toml(key_config)}, {"depths", g.e2_depths},
                               {"seeds", g.e2_seeds}, {"batch", g.e2_probe.batch},
-                              {"context", g.e2_probe.context}, {"batches", g.e2_probe.batches}, {"version", 2}};
+                              {"context", g.e2_probe.context}, {"batches", g.e2_probe.batches}, {"version", 3}};
   const nlohmann::json data = cached(ctx, "e2_profile", key, [&] { return measure(ctx); });
 
   Section s{"E2", "Per-layer gradient profile at initialization (Figure 3(a,b))", "", {}};
@@ -126,10 +146,10 @@ Section run_e2(const Context& ctx) {
                     g.e2_probe.context);
   std::vector<std::vector<std::string>> rows;
   for (const int64_t L : g.e2_depths)
-    for (const std::string& placement : kPlacements) {
-      std::vector<std::string> row = {std::to_string(L), placement_label(placement)};
-      for (const std::string& m : kMeasures)
-        row.push_back(interval_text(ratio(data[fmt::format("L{}", L)][placement], m), 2));
+    for (const std::string& arm : kArms) {
+      std::vector<std::string> row = {std::to_string(L),
+                                      placement_label(placement_of(arm)) + (arm == placement_of(arm) ? "" : ", bidirectional")};
+      for (const std::string& m : kMeasures) row.push_back(interval_text(ratio(data[fmt::format("L{}", L)][arm], m), 2));
       rows.push_back(row);
     }
   md += md_table({"L", "placement", "W1 mean of norms", "W1 norm of mean", "W2 mean of norms", "W2 norm of mean",
@@ -141,6 +161,8 @@ Section run_e2(const Context& ctx) {
   }
   const int64_t deepest = g.e2_depths.back();
   add_profile_verdicts(data[fmt::format("L{}", deepest)], deepest, s);
+  const int64_t shallowest = g.e2_depths.front();
+  add_bidirectional_verdicts(data[fmt::format("L{}", shallowest)], shallowest, s);
   return s;
 }
 
