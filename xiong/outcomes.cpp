@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "data/dataset.h"
+#include "data/markov.h"
 #include "config/config.h"
 
 namespace normlab::xiong {
@@ -51,6 +52,21 @@ Baseline text_baseline(const Context& ctx) {
   b.learn_below = b.loss;
   b.diverge_above = 1.5 * std::log(static_cast<double>(make_tokenizer(c.data.tokenizer, default_corpus())->vocab_size()));
   return b;
+}
+
+std::vector<Baseline> text_markov_baselines(const Context& ctx) {
+  const std::string path = ctx.config_path(ctx.grids.text_config);
+  static std::map<std::string, std::vector<Baseline>> computed;  // the same text for every figure
+  if (const auto it = computed.find(path); it != computed.end()) return it->second;
+  const TokenStreams streams = load_token_streams(load_config(path).data);
+  std::vector<Baseline> out;
+  for (const int order : {1, 2}) {
+    Baseline b;
+    b.name = fmt::format("order-{} Markov model ({})", order, order == 1 ? "bigram" : "trigram");
+    b.loss = MarkovModel(streams.train, streams.vocab_size, order).cross_entropy(streams.val);
+    out.push_back(b);
+  }
+  return computed[path] = out;
 }
 
 double lr_sensitivity(const std::vector<double>& capped) {

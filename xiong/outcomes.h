@@ -24,6 +24,9 @@ Baseline copy_baseline(const Context& ctx);
 // Text corpus of text_config: the cross-entropy of its validation split under the training split's
 // character frequencies (add-one smoothed); learned = below it (the model uses context).
 Baseline text_baseline(const Context& ctx);
+// The order-1 (bigram) and order-2 Markov models of text_config's text (data/markov.h: fitted on
+// the training split, scored on the validation split), drawn beside the text task's curves.
+std::vector<Baseline> text_markov_baselines(const Context& ctx);
 // The same for any text and tokenizer (tests).
 double unigram_cross_entropy(const std::string& text, const std::string& tokenizer_kind, double val_fraction);
 
