@@ -197,4 +197,53 @@ Interval median_ratio(const std::vector<TimeToEvent>& a, const std::vector<TimeT
   return out;
 }
 
+namespace {
+
+struct AreaAndVariance {
+  double area = NAN, variance = NAN;
+  int n = 0;
+};
+
+AreaAndVariance restricted_area(const std::vector<TimeToEvent>& runs, double tau) {
+  NL_CHECK(tau > 0 && std::isfinite(tau), "rmst", "tau must be a positive number, got {}", tau);
+  const KaplanMeier km = kaplan_meier(runs);
+  AreaAndVariance out;
+  out.n = km.n;
+  if (km.n == 0) return out;
+  size_t k = 0;  // event times <= tau
+  while (k < km.times.size() && km.times[k] <= tau) ++k;
+  // segment j (j = 0..k): from t_j (t_0 = 0) to t_{j+1} (or tau), under S = 1 (j = 0) or survival[j-1]
+  std::vector<double> segment(k + 1);
+  for (size_t j = 0; j <= k; ++j) {
+    const double start = j == 0 ? 0.0 : km.times[j - 1], end = j == k ? tau : km.times[j];
+    segment[j] = (j == 0 ? 1.0 : km.survival[j - 1]) * (end - start);
+  }
+  out.area = 0;
+  for (double a : segment) out.area += a;
+  out.variance = 0;
+  double after = 0;  // A_j: the area under S from t_j to tau, built from the right
+  for (size_t j = k; j >= 1; --j) {
+    after += segment[j];
+    const double n = km.at_risk[j - 1], d = km.events[j - 1];
+    if (n > d) out.variance += after * after * d / (n * (n - d));
+  }
+  return out;
+}
+
+}  // namespace
+
+Interval rmst(const std::vector<TimeToEvent>& runs, double tau) {
+  const AreaAndVariance r = restricted_area(runs, tau);
+  const double half = 1.959963984540054 * std::sqrt(r.variance);
+  return Interval{r.area, r.area - half, r.area + half, r.n, "RMST"};
+}
+
+Interval rmst_difference(const std::vector<TimeToEvent>& a, const std::vector<TimeToEvent>& b, double tau) {
+  const AreaAndVariance ra = restricted_area(a, tau), rb = restricted_area(b, tau);
+  const double diff = ra.area - rb.area, sd = std::sqrt(ra.variance + rb.variance);
+  Interval out{diff, diff - 1.959963984540054 * sd, diff + 1.959963984540054 * sd, ra.n + rb.n, "RMST difference"};
+  if (sd > 0) out.p_value = std::erfc(std::abs(diff) / sd / std::sqrt(2.0));
+  return out;
+}
+
 }  // namespace normlab::xiong

@@ -84,6 +84,19 @@ struct LogRank {
 };
 LogRank log_rank(const std::vector<TimeToEvent>& a, const std::vector<TimeToEvent>& b);
 
+// The restricted mean survival time to tau: the expected steps until the target when a run that has
+// not reached it by tau counts as tau, i.e. the area under S from 0 to tau. With event times
+// t_1 < ... < t_k <= tau, t_0 = 0 and S(t_0) = 1:
+//   RMST = sum_{j=1..k} S(t_{j-1}) (t_j - t_{j-1}) + S(t_k) (tau - t_k)
+// Its variance (Klein and Moeschberger, section 4.5), with A_j the area under S from t_j to tau:
+//   Var = sum_{j=1..k} A_j^2 d_j / (n_j (n_j - d_j))      (terms with n_j = d_j add nothing)
+// Without censoring before tau it is mean(min(T_i, tau)) with variance sum (x_i - mean)^2 / n^2.
+// Interval{RMST, RMST -+ 1.96 sqrt(Var), n, "RMST"}; NaN for no runs; tau must be > 0.
+Interval rmst(const std::vector<TimeToEvent>& runs, double tau);
+// rmst(a) - rmst(b) with the variances added (independent groups), the 95% normal interval and the
+// two-sided normal p-value of "no difference"; method "RMST difference".
+Interval rmst_difference(const std::vector<TimeToEvent>& a, const std::vector<TimeToEvent>& b, double tau);
+
 // The KM median, or where it is not reached (fewer than half of the runs got there, S stays above
 // 1/2) the longest time observed: a lower bound on it. NaN for no runs.
 double bounded_median(const std::vector<TimeToEvent>& runs);
