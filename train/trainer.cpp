@@ -21,6 +21,7 @@
 #include "train/grad_stats.h"
 #include "train/memory_estimate.h"
 #include "train/run_dir.h"
+#include "train/stop_signals.h"
 #include "train/tensorboard.h"
 #include "train/trainer_anomaly.h"
 #include "train/trainer_files.h"
@@ -220,6 +221,9 @@ TrainResult finish(TrainState& s) {
   TrainResult& result = s.result;
   if (s.tty) fmt::print(stderr, "\n");
   if (result.status == RunStatus::Completed && result.steps_done < s.c.train.steps) result.status = RunStatus::Stopped;
+  if (result.status == RunStatus::Interrupted && s.comm.is_root())
+    fmt::print(stderr, "interrupted by {} after step {} of {}: checkpoint and summary written\n",
+               result.stop_signal == SIGINT ? "SIGINT" : "SIGTERM", result.steps_done, s.c.train.steps);
   if (result.status != RunStatus::Diverged)
     checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, result.steps_done, s.comm);
   if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
@@ -234,7 +238,10 @@ TrainResult finish(TrainState& s) {
 
 // Resolve the config, build the model, open (or restore) the run, loop { step, log, eval,
 // checkpoint }, finish.
+// A stop signal (train/stop_signals.h) ends the loop after a complete step; finish() then
+// checkpoints and writes the summary as for any early stop, with status "interrupted".
 TrainResult train(const RunConfig& given, const TrainOptions& options) {
+  const StopSignalGuard stop_signals;
   TrainState s(options.comm != nullptr ? *options.comm : single_process());
   build_model_and_data(s, given, options);
   open_run(s, given, options);
@@ -246,6 +253,13 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
       break;
     }
     after_step(s, step, out, seconds_since(t_step));
+    int signal = stop_signal_received();
+    s.comm.broadcast(&signal, sizeof signal, 0);  // every rank stops after the same step (rank 0's)
+    if (signal != 0 && step + 1 < s.c.train.steps) {
+      s.result.status = RunStatus::Interrupted;
+      s.result.stop_signal = signal;
+      break;
+    }
   }
   return finish(s);
 }
