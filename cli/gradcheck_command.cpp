@@ -11,6 +11,7 @@
 #include "core/backend.h"
 #include "nn/model_cases.h"
 #include "cli/commands.h"
+#include "config/suggest.h"
 #include "sweep/exit_codes.h"
 
 namespace normlab::cli {
@@ -66,9 +67,10 @@ CLI::App* add_gradcheck_command(CLI::App& app, int& exit_code) {
                it != cases.end()) {
       selected.push_back(&*it);
     } else {
-      std::string names;
-      for (const OpCase& c : cases) names += (names.empty() ? "" : ", ") + c.name;
-      usage_error("gradcheck", "unknown --op '{}'; known ops: all, {}", *op, names);
+      std::vector<std::string> names = {"all"};
+      for (const OpCase& c : cases) names.push_back(c.name);
+      usage_error("gradcheck", "unknown --op '{}'{}; `normlab gradcheck --list` lists the {} ops", *op,
+                  did_you_mean(*op, names), cases.size());
     }
     const Shape shape = shape_text->empty() ? Shape{} : parse_shape(*shape_text);
     Device device;

@@ -1,4 +1,4 @@
-// The normlab binary's error paths: an unknown gradcheck op, and a config typo that must fail
+// The normlab binary's error paths: an unknown gradcheck op (with a did-you-mean), and a config typo that must fail
 // before a run directory exists.
 #include <gtest/gtest.h>
 
@@ -12,16 +12,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(Cli, GradcheckUnknownOpListsTheKnownOps) {
-  const auto r = test::run_command(test::kNormlab + " gradcheck --op nope");
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("unknown --op 'nope'"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("known ops: all,"), std::string::npos) << r.output;
+// An unknown op: the nearest registered name when it is a plausible typo, and where the list is.
+TEST(Cli, GradcheckUnknownOpSuggestsTheNearestOp) {
+  const auto typo = test::run_command(test::kNormlab + " gradcheck --op layernorm");
+  EXPECT_EQ(typo.exit_code, 2) << typo.output;
+  EXPECT_NE(typo.output.find("unknown --op 'layernorm' (did you mean 'layer_norm'?)"), std::string::npos)
+      << typo.output;
+  EXPECT_NE(typo.output.find("normlab gradcheck --list"), std::string::npos) << typo.output;
+  const auto far = test::run_command(test::kNormlab + " gradcheck --op xyzzy");
+  EXPECT_EQ(far.exit_code, 2) << far.output;
+  EXPECT_NE(far.output.find("unknown --op 'xyzzy'"), std::string::npos) << far.output;
+  EXPECT_EQ(far.output.find("did you mean"), std::string::npos) << "nothing is close to 'xyzzy': " << far.output;
   const auto list = test::run_command(test::kNormlab + " gradcheck --list");
   ASSERT_EQ(list.exit_code, 0) << list.output;
-  const std::string first_op = list.output.substr(0, list.output.find(' '));
-  ASSERT_FALSE(first_op.empty());
-  EXPECT_NE(r.output.find(first_op), std::string::npos) << "the message lists " << first_op;
+  EXPECT_NE(list.output.find("layer_norm "), std::string::npos) << list.output;
 }
 
 TEST(Cli, TrainConfigTypoNamesFileLineAndKeyAndCreatesNoRun) {
