@@ -319,6 +319,14 @@ std::vector<CrossCheck> build_cross_checks() {
                             ? ""
                             : std::string("kind 'inverse_sqrt' needs warmup_steps >= 1, got 0");
                }});
+  c.push_back({"schedule", {"schedule.kind", "schedule.warmup_steps", "train.steps"}, [](const RunConfig& r) {
+                 const bool decays = r.schedule.kind == ScheduleKind::Linear || r.schedule.kind == ScheduleKind::Cosine;
+                 return !decays || r.train.steps > r.schedule.warmup_steps
+                            ? ""
+                            : fmt::format("kind '{}' decays after the warmup: schedule.warmup_steps ({}) must be < "
+                                          "train.steps ({})", enum_name(r.schedule.kind), r.schedule.warmup_steps,
+                                          r.train.steps);
+               }});
   c.push_back({"schedule", {"schedule.min_lr", "optim.lr"}, [](const RunConfig& r) {
                  return r.schedule.min_lr <= r.optim.lr
                             ? ""
