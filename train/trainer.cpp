@@ -14,6 +14,7 @@
 #include "core/backend.h"
 #include "core/ops.h"
 #include "io/atomic_file.h"
+#include "io/directory_lock.h"
 #include "train/checkpoint.h"
 #include "config/config.h"
 #include "dist/data_parallel.h"
@@ -241,6 +242,13 @@ TrainResult finish(TrainState& s) {
 // A stop signal (train/stop_signals.h) ends the loop after a complete step; finish() then
 // checkpoints and writes the summary as for any early stop, with status "interrupted".
 TrainResult train(const RunConfig& given, const TrainOptions& options) {
+  if (!options.resume_dir.empty() && fs::is_directory(options.resume_dir)) {  // a finished run: nothing to do
+    const DirectoryLock lock(options.resume_dir, "run_dir");  // not while another process writes it
+    if (std::optional<TrainResult> done = finished_run_result(options.resume_dir)) {
+      remove_stale_checkpoint_files(options.resume_dir);  // only what a killed or failed writer left
+      return *done;
+    }
+  }
   const StopSignalGuard stop_signals;
   TrainState s(options.comm != nullptr ? *options.comm : single_process());
   build_model_and_data(s, given, options);
