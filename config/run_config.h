@@ -37,10 +37,7 @@ struct TrainConfig {
   uint64_t seed = 1;               // data order and dropout (model.seed sets the weights)
   int threads = 0;                 // 0 = library default
   Device device = Device::cpu();
-  // A loss above this (or NaN/Inf anywhere) marks the run diverged. 0 (the default) = relative to
-  // the task: above 1.5 ln V (half again the loss of a uniform guess) from step
-  // max(schedule.warmup_steps, 100) on, the Xiong suite's definition.
-  double divergence_loss = 0.0;
+  double divergence_loss = 1e4;    // a loss above this (or NaN/Inf anywhere) marks the run diverged
   bool fail_on_divergence = false; // exit non-zero when the run diverges
   int64_t checkpoint_every = 0;    // 0 = only at the end
   Precision precision = Precision::Fp32;

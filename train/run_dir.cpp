@@ -112,9 +112,7 @@ bool is_completed_run(const fs::path& run_dir) {
   if (!fs::exists(summary)) return false;
   std::ifstream in(summary);
   const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-  if (!json.is_object() || !json.contains("status") || !json["status"].is_string()) return true;
-  const std::optional<RunStatus> status = parse_enum<RunStatus>(json["status"].get<std::string>());
-  return !(status && is_resumable(*status));
+  return !(json.is_object() && json.contains("status") && json["status"] == enum_name(RunStatus::Stopped));
 }
 
 MetricsWriter::MetricsWriter(const fs::path& path, std::optional<int64_t> keep_through_step)

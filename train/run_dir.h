@@ -60,7 +60,7 @@ struct RunDir {
 // Creates (if needed) and locks out_dir/name; the lock is taken before anything in it is written
 // or removed. Throws naming the directory (and the lock holder's pid when another writer has it).
 RunDir prepare_run_dir(const std::string& out_dir, const std::string& name, RunDirMode mode);
-// Completed = summary.json exists and its "status" is not "stopped" or "interrupted" (a run stopped early
+// Completed = summary.json exists and its "status" is not "stopped" (a run stopped early on purpose
 // to be resumed); a run that diverged is a completed result.
 bool is_completed_run(const std::filesystem::path& run_dir);
 

@@ -21,8 +21,7 @@ struct TrainOptions {
 
 struct TrainResult {
   std::string run_dir;
-  RunStatus status = RunStatus::Completed;  // completed | diverged | stopped | interrupted
-  int stop_signal = 0;       // interrupted: the signal (SIGINT, SIGTERM)
+  RunStatus status = RunStatus::Completed;  // completed | diverged | stopped
   int64_t steps_done = 0;
   std::string reason;        // why it diverged
   std::optional<AnomalyRecord> anomaly;  // train.detect_anomaly: the first op that made inf/NaN

@@ -20,17 +20,11 @@ uint64_t dropout_seed(const RunConfig& c, int64_t step, int rank) {
   return rank == 0 ? seed : seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank));
 }
 
-// Why the step diverged ("" if it did not): NaN/Inf anywhere, or a loss above train.divergence_loss;
-// with divergence_loss = 0, above 1.5 ln V from step max(schedule.warmup_steps, 100) on.
-std::string divergence_reason(double loss_value, double grad_norm, const RunConfig& c, int64_t step) {
+// Why the step diverged ("" if it did not): NaN/Inf anywhere, or a loss above train.divergence_loss.
+std::string divergence_reason(double loss_value, double grad_norm, const RunConfig& c) {
   if (!std::isfinite(loss_value)) return fmt::format("loss is {}", loss_value);
-  if (c.train.divergence_loss > 0 && loss_value > c.train.divergence_loss)
+  if (loss_value > c.train.divergence_loss)
     return fmt::format("loss {:.4g} exceeds train.divergence_loss {:.4g}", loss_value, c.train.divergence_loss);
-  const double relative_limit = 1.5 * std::log(static_cast<double>(c.model.vocab_size));
-  if (c.train.divergence_loss == 0 && step >= std::max<int64_t>(c.schedule.warmup_steps, kRelativeDivergenceFrom) &&
-      loss_value > relative_limit)
-    return fmt::format("loss {:.4g} exceeds 1.5 ln V = {:.4g} at step {} (train.divergence_loss = 0: relative to "
-                       "the task; set it to a loss to use a fixed limit)", loss_value, relative_limit, step);
   if (!std::isfinite(grad_norm)) return fmt::format("gradient norm is {}", grad_norm);
   return "";
 }
@@ -94,7 +88,7 @@ StepResult train_step(Learner& learner, const RunConfig& c, const Batch& shard, 
   if (hooks.on_gradients) hooks.on_gradients();
   out.grad_norm = clip_grad_norm(params, c.optim.grad_clip);
   // Every rank decides alike: the loss and the gradients it looks at are the all-reduced ones.
-  out.divergence = divergence_reason(out.loss, finite_gradients ? out.grad_norm : 0.0, c, step);
+  out.divergence = divergence_reason(out.loss, finite_gradients ? out.grad_norm : 0.0, c);
   if (out.divergence.empty() && learner.scaler.enabled()) {  // fp16: an overflow skips the update, halves the scale
     learner.scaler.update(finite_gradients);
     out.skipped = !finite_gradients;

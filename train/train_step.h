@@ -10,8 +10,7 @@
 //   5. unscale (fp16) and the finite check; hooks.on_gradients (the trainer logs norms here);
 //   6. clipping to optim.grad_clip (the norm is always measured);
 //   7. the divergence check: a non-finite loss or gradient norm, or a loss above
-//      train.divergence_loss (0, the default: above 1.5 ln V from step max(warmup, 100) on),
-//      stops here without an update;
+//      train.divergence_loss, stops here without an update;
 //   8. fp16: the loss scaler's update (an overflowing step is skipped, the scale halved);
 //   9. the optimizer's update at the schedule's lr for this step, and zero_grad.
 #pragma once
@@ -44,10 +43,6 @@ struct StepHooks {
   std::function<void()> after_forward;  // the loss exists and backward has not run (memory probes)
   std::function<void()> on_gradients;   // global, unscaled gradients, before clipping
 };
-
-// The first step at which the default divergence rule (train.divergence_loss = 0) may apply,
-// unless the warmup is longer: a model's first steps can pass through large losses.
-inline constexpr int64_t kRelativeDivergenceFrom = 100;
 
 // One step's numbers over the global batch, and why it diverged ("" if it did not).
 struct StepResult {

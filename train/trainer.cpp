@@ -14,7 +14,6 @@
 #include "core/backend.h"
 #include "core/ops.h"
 #include "io/atomic_file.h"
-#include "io/directory_lock.h"
 #include "train/checkpoint.h"
 #include "config/config.h"
 #include "dist/data_parallel.h"
@@ -22,7 +21,6 @@
 #include "train/grad_stats.h"
 #include "train/memory_estimate.h"
 #include "train/run_dir.h"
-#include "train/stop_signals.h"
 #include "train/tensorboard.h"
 #include "train/trainer_anomaly.h"
 #include "train/trainer_files.h"
@@ -222,9 +220,6 @@ TrainResult finish(TrainState& s) {
   TrainResult& result = s.result;
   if (s.tty) fmt::print(stderr, "\n");
   if (result.status == RunStatus::Completed && result.steps_done < s.c.train.steps) result.status = RunStatus::Stopped;
-  if (result.status == RunStatus::Interrupted && s.comm.is_root())
-    fmt::print(stderr, "interrupted by {} after step {} of {}: checkpoint and summary written\n",
-               result.stop_signal == SIGINT ? "SIGINT" : "SIGTERM", result.steps_done, s.c.train.steps);
   if (result.status != RunStatus::Diverged)
     checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, result.steps_done, s.comm);
   if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
@@ -239,17 +234,7 @@ TrainResult finish(TrainState& s) {
 
 // Resolve the config, build the model, open (or restore) the run, loop { step, log, eval,
 // checkpoint }, finish.
-// A stop signal (train/stop_signals.h) ends the loop after a complete step; finish() then
-// checkpoints and writes the summary as for any early stop, with status "interrupted".
 TrainResult train(const RunConfig& given, const TrainOptions& options) {
-  if (!options.resume_dir.empty() && fs::is_directory(options.resume_dir)) {  // a finished run: nothing to do
-    const DirectoryLock lock(options.resume_dir, "run_dir");  // not while another process writes it
-    if (std::optional<TrainResult> done = finished_run_result(options.resume_dir)) {
-      remove_stale_checkpoint_files(options.resume_dir);  // only what a killed or failed writer left
-      return *done;
-    }
-  }
-  const StopSignalGuard stop_signals;
   TrainState s(options.comm != nullptr ? *options.comm : single_process());
   build_model_and_data(s, given, options);
   open_run(s, given, options);
@@ -261,13 +246,6 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
       break;
     }
     after_step(s, step, out, seconds_since(t_step));
-    int signal = stop_signal_received();
-    s.comm.broadcast(&signal, sizeof signal, 0);  // every rank stops after the same step (rank 0's)
-    if (signal != 0 && step + 1 < s.c.train.steps) {
-      s.result.status = RunStatus::Interrupted;
-      s.result.stop_signal = signal;
-      break;
-    }
   }
   return finish(s);
 }

@@ -61,27 +61,6 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
   return start_step;
 }
 
-std::optional<TrainResult> finished_run_result(const fs::path& dir) {
-  if (!is_completed_run(dir)) return std::nullopt;
-  std::ifstream in(dir / run_files::kSummary);
-  const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
-  if (!s.is_object() || !s.contains("status") || !s["status"].is_string()) return std::nullopt;
-  const std::optional<RunStatus> status = parse_enum<RunStatus>(s["status"].get<std::string>());
-  if (!status || !has_result(*status)) return std::nullopt;
-  auto number = [&](const char* key) { return s.contains(key) && s[key].is_number() ? s[key].get<double>() : NAN; };
-  TrainResult r;
-  r.run_dir = dir.string();
-  r.status = *status;
-  r.steps_done = s.contains("steps_done") && s["steps_done"].is_number_integer() ? s["steps_done"].get<int64_t>() : 0;
-  r.reason = s.contains("reason") && s["reason"].is_string() ? s["reason"].get<std::string>() : "";
-  r.final_train_loss = number("final_train_loss");
-  r.final_val_loss = number("final_val_loss");
-  r.best_val_loss = number("best_val_loss");
-  r.tokens_per_second = number("tokens_per_s");
-  r.wall_seconds = number("wall_s");
-  return r;
-}
-
 // A resumed run's summary covers the whole run: the losses logged before its checkpoint count.
 void read_earlier_losses(const fs::path& dir, TrainResult& result) {
   for (const nlohmann::json& r : read_metrics(dir / run_files::kMetrics)) {

@@ -35,11 +35,6 @@ void log_metrics(RunFiles& files, const nlohmann::json& record);
 int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& given, const TrainOptions& options,
                        const Dataset& data, TransformerLM& model, Optimizer& optimizer, Generator& data_gen,
                        LossScaler& scaler);
-// The result recorded in a finished run's summary.json (status completed or diverged), or nullopt
-// when the run has not finished (no summary, or status stopped/interrupted): `--resume` of a
-// finished run has nothing to do and must leave its files as they are.
-std::optional<TrainResult> finished_run_result(const std::filesystem::path& dir);
-
 // A resumed run's summary covers the whole run: the losses logged before its checkpoint count.
 void read_earlier_losses(const std::filesystem::path& dir, TrainResult& result);
 // Gradient norms (all-reduced gradients) and the residual-stream RMS over the global batch; every

@@ -164,18 +164,6 @@ TEST(ConfigErrors, OverrideOfACrossCheckedKeyIsBlamedOverTheFile) {
             "override 'model.n_heads=5': [model] d_model (96) must be divisible by n_heads (5) unless head_dim is set");
 }
 
-// A decaying schedule longer than the run is refused when the config loads, before anything is
-// written, naming the real keys (the schedule itself knows only "total_steps").
-TEST(ConfigErrors, ScheduleLongerThanTheRunNamesTrainSteps) {
-  ScratchDir dir;
-  const std::string path = dir.write("x.toml", "[schedule]\nkind = \"cosine\"\nwarmup_steps = 30\n");
-  EXPECT_EQ(error_of([&] { load_config(path, {"train.steps=5"}); }),
-            "override 'train.steps=5': [schedule] kind 'cosine' decays after the warmup: schedule.warmup_steps (30) "
-            "must be < train.steps (5)");
-  EXPECT_NO_THROW(load_config(path, {"train.steps=31"}));
-  EXPECT_NO_THROW(load_config(path, {"train.steps=5", "schedule.kind=constant"}));
-}
-
 // The "section.key" of every key whose written value is a number (config_to_toml of the defaults).
 std::vector<std::string> numeric_keys() {
   std::vector<std::string> keys;

@@ -2,10 +2,6 @@
 // divergence as a result, the grad_norms.csv layout, and the saved config.
 #include <gtest/gtest.h>
 
-#include <map>
-
-#include "core/files.h"
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -42,29 +38,6 @@ TEST(Trainer, SameConfigAndSeedGiveIdenticalLosses) {
   // A different seed gives different losses (the comparison above can fail).
   train(t.config({"train.name=c", "model.dropout=0.1", "train.seed=2", "model.seed=2"}), quiet);
   EXPECT_NE(metrics_without_timing(t.run("c")), ma);
-}
-
-// `--resume` of a finished run (completed or diverged) has nothing to do: it returns the recorded
-// result and leaves every file as it was (it used to rewrite summary.json with tokens/s 0).
-TEST(Trainer, ResumingAFinishedRunChangesNoFile) {
-  TinyRun t;
-  const TrainResult done = train(t.config({"train.name=done"}), quiet_options());
-  ASSERT_EQ(done.status, RunStatus::Completed);
-  auto snapshot = [&] {
-    std::map<std::string, std::string> files;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(t.run("done")))
-      if (e.is_regular_file()) files[e.path().string()] = read_whole_file(e.path().string(), "test");
-    return files;
-  };
-  const auto before = snapshot();
-  const auto summary_time = std::filesystem::last_write_time(t.run("done") / "summary.json");
-  const TrainResult again = train(RunConfig{}, quiet_options(-1, t.run("done").string()));
-  EXPECT_EQ(again.status, RunStatus::Completed);
-  EXPECT_EQ(again.steps_done, done.steps_done);
-  EXPECT_EQ(again.final_val_loss, done.final_val_loss);
-  EXPECT_EQ(again.tokens_per_second, done.tokens_per_second);
-  EXPECT_EQ(snapshot(), before);
-  EXPECT_EQ(std::filesystem::last_write_time(t.run("done") / "summary.json"), summary_time);
 }
 
 TEST(Trainer, StoppedAndResumedRunMatchesTheUninterruptedOne) {
