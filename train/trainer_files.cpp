@@ -46,7 +46,11 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
   if (!resuming) {
     write_file_atomic((dir / run_files::kConfig).string(), config_to_toml(c));
     write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(given) + "\n");
-    if (data.tokenizer()) write_file_atomic((dir / "tokenizer.json").string(), data.tokenizer()->to_json());
+    if (data.tokenizer()) write_file_atomic((dir / run_files::kTokenizer).string(), data.tokenizer()->to_json());
+  } else if (!has_checkpoint(dir.string())) {  // killed before its first checkpoint: from step 0 again
+    fmt::print(stderr, "[train] '{}' has no checkpoint (it stopped before its first one): starting it again from "
+               "step 0\n", dir.string());
+    remove_training_outputs(dir);
   } else {
     // load_checkpoint checks every file before it changes anything; only a checkpoint that
     // passed may cut the logs back to its step (below) and drop the summary.
