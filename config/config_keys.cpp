@@ -231,7 +231,7 @@ void add_train_keys(std::vector<KeySpec>& t) {
       .key("seed", &TrainConfig::seed)
       .key("threads", &TrainConfig::threads, at_least(0))
       .key("device", &TrainConfig::device)
-      .key("divergence_loss", &TrainConfig::divergence_loss, greater_than(0.0))
+      .key("divergence_loss", &TrainConfig::divergence_loss, at_least(0.0))
       .key("fail_on_divergence", &TrainConfig::fail_on_divergence)
       .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount})
       .key("precision", &TrainConfig::precision)

@@ -104,6 +104,37 @@ TEST(Trainer, ResumingACompletedRunChangesNothing) {
   EXPECT_EQ(read_metrics(t.run("d") / "metrics.jsonl").size(), 6u);
 }
 
+// The default divergence rule (train.divergence_loss = 0): a loss above 1.5 ln V once the warmup is
+// over, the Xiong suite's definition; an explicit train.divergence_loss is an absolute limit instead.
+TEST(Trainer, DefaultDivergenceIsOneAndAHalfLnVAfterTheWarmup) {
+  TinyRun t;  // the copy task, V = 8: 1.5 ln 8 = 3.119
+  const TrainResult high = train(t.config({"train.name=high", "optim.lr=0.5", "train.steps=200"}), quiet_options());
+  EXPECT_EQ(high.status, RunStatus::Diverged);
+  EXPECT_NE(high.reason.find("exceeds 1.5 ln V = 3.119 after the warmup (V = 8"), std::string::npos) << high.reason;
+  const TrainResult absolute =
+      train(t.config({"train.name=absolute", "optim.lr=0.5", "train.steps=200", "train.divergence_loss=1e4"}),
+            quiet_options());
+  EXPECT_EQ(absolute.status, RunStatus::Completed);
+  // During the warmup only a non-finite loss is a divergence, however high the loss goes.
+  const TrainResult warm =
+      train(t.config({"train.name=warm", "optim.lr=2", "train.steps=50", "schedule.warmup_steps=50"}), quiet_options());
+  EXPECT_EQ(warm.status, RunStatus::Completed) << warm.reason;
+  double highest = 0;
+  for (const auto& r : read_metrics(t.run("warm") / "metrics.jsonl")) highest = std::max(highest, r["train_loss"].get<double>());
+  EXPECT_GT(highest, 1.5 * std::log(8.0));
+}
+
+// The example: char_small at lr 0.5 used to end "completed" at loss 24 (chance 4.56).
+TEST(Trainer, CharSmallAtLearningRateHalfDiverges) {
+  TinyRun t;
+  const RunConfig c = load_config(std::string(NORMLAB_SOURCE_DIR) + "/experiments/configs/char_small.toml",
+                                  {"optim.lr=0.5", "train.steps=120", "train.threads=1",
+                                   "train.out_dir=" + (t.dir.path() / "runs").string()});
+  const TrainResult r = train(c, quiet_options());
+  EXPECT_EQ(r.status, RunStatus::Diverged);
+  EXPECT_NE(r.reason.find("1.5 ln V"), std::string::npos) << r.reason;
+}
+
 TEST(Trainer, DivergenceIsARecordedResult) {
   TinyRun t;
   const RunConfig c = t.config({"train.name=boom", "optim.lr=1e4", "train.divergence_loss=20"});
