@@ -319,6 +319,15 @@ std::vector<CrossCheck> build_cross_checks() {
                             ? ""
                             : std::string("kind 'inverse_sqrt' needs warmup_steps >= 1, got 0");
                }});
+  c.push_back({"schedule", {"schedule.kind", "schedule.warmup_steps", "train.steps"}, [](const RunConfig& r) {
+                 const ScheduleConfig& s = r.schedule;
+                 const bool decays = s.kind == ScheduleKind::Linear || s.kind == ScheduleKind::Cosine;
+                 return !decays || s.warmup_steps < r.train.steps
+                            ? ""
+                            : fmt::format("schedule.warmup_steps ({}) must be < train.steps ({}): kind '{}' "
+                                          "decays from the end of the warmup to min_lr at train.steps",
+                                          s.warmup_steps, r.train.steps, enum_name(s.kind));
+               }});
   c.push_back({"schedule", {"schedule.min_lr", "optim.lr"}, [](const RunConfig& r) {
                  return r.schedule.min_lr <= r.optim.lr
                             ? ""

@@ -99,6 +99,14 @@ struct TrainState {
   int64_t timed_steps = 0;
 };
 
+// Both splits give a batch of train.context (validation is evaluated at least at the last step):
+// checked by drawing one window of each from a generator of its own, before the run directory exists.
+void check_both_splits(const Dataset& data, const RunConfig& c) {
+  Generator probe(0);
+  (void)data.sample(false, 1, c.train.context, probe);
+  (void)data.sample(true, 1, c.train.context, probe);
+}
+
 // Resolves the config, checks that it fits this run, builds the data, the model (initialised on
 // the host, then moved to train.device), the optimizer and the data generator.
 void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOptions& options) {
@@ -114,6 +122,7 @@ void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOpti
            "train.device = '{}': data-parallel training over MPI runs on the CPU (NCCL is not built)",
            c.train.device.str());
   s.data = make_dataset(c.data);
+  check_both_splits(*s.data, c);
   c.model.vocab_size = s.data->vocab_size();
   s.tokens_per_step = checked_mul(c.train.batch_size, c.train.context, "train", "train.batch_size * train.context");
   check_training_memory(c, s.quiet);  // before anything big is allocated
