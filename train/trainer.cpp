@@ -261,6 +261,13 @@ TrainResult finish(TrainState& s) {
 // A stop signal (train/stop_signals.h) ends the loop after a complete step; finish() then
 // checkpoints and writes the summary as for any early stop, with status "interrupted".
 TrainResult train(const RunConfig& given, const TrainOptions& options) {
+  if (!options.resume_dir.empty() && is_completed_run(options.resume_dir)) {  // nothing to do: touch nothing
+    const TrainResult done = finished_result(fs::path(options.resume_dir).lexically_normal());
+    if (!options.quiet && (options.comm == nullptr || options.comm->is_root()))
+      fmt::print(stderr, "[train] '{}' has already finished ({} after {} steps): nothing to do, its files are left "
+                 "as they are\n", done.run_dir, done.status, done.steps_done);
+    return done;
+  }
   const StopSignalGuard stop_signals;
   TrainState s(options.comm != nullptr ? *options.comm : single_process());
   build_model_and_data(s, given, options);

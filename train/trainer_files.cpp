@@ -77,6 +77,35 @@ void read_earlier_losses(const fs::path& dir, TrainResult& result) {
   }
 }
 
+namespace {
+double number_or_nan(const nlohmann::json& summary, const char* key) {
+  return summary.contains(key) && summary[key].is_number() ? summary[key].get<double>() : NAN;
+}
+}  // namespace
+
+TrainResult finished_result(const fs::path& dir) {
+  const fs::path path = dir / run_files::kSummary;
+  std::ifstream in(path);
+  const nlohmann::json summary = nlohmann::json::parse(in, nullptr, false);
+  NL_CHECK(summary.is_object() && summary.contains("status") && summary["status"].is_string() &&
+               summary.contains("steps_done") && summary["steps_done"].is_number_integer(),
+           "train", "cannot read '{}': not a summary that normlab wrote", path.string());
+  const std::optional<RunStatus> status = parse_enum<RunStatus>(summary["status"].get<std::string>());
+  NL_CHECK(status.has_value(), "train", "'{}': unknown status '{}'", path.string(), summary["status"].get<std::string>());
+  TrainResult result;
+  result.run_dir = dir.string();
+  result.status = *status;
+  result.steps_done = summary["steps_done"].get<int64_t>();
+  if (summary.contains("reason") && summary["reason"].is_string()) result.reason = summary["reason"].get<std::string>();
+  result.final_train_loss = number_or_nan(summary, "final_train_loss");
+  result.final_val_loss = number_or_nan(summary, "final_val_loss");
+  result.best_val_loss = number_or_nan(summary, "best_val_loss");
+  result.tokens_per_second = number_or_nan(summary, "tokens_per_s");
+  result.wall_seconds = number_or_nan(summary, "wall_s");
+  result.fail_on_divergence = load_config((dir / run_files::kConfig).string(), {}).train.fail_on_divergence;
+  return result;
+}
+
 // Gradient norms (all-reduced gradients) and the residual-stream RMS over the global batch; every
 // rank computes them (a collective), rank 0 writes them.
 void log_grad_norms(RunFiles& files, const TransformerLM& model, int64_t step, bool warn, Communicator& comm) {

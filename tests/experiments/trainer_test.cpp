@@ -12,6 +12,7 @@
 #include "train/trainer.h"
 #include "nn/transformer.h"
 #include "test_util.h"
+#include "dir_snapshot.h"
 #include "trainer_test_util.h"
 
 namespace normlab {
@@ -201,6 +202,23 @@ TEST(Trainer, SavedConfigReloadsToTheSameConfig) {
 
 // `normlab train --resume` exits by the run's own train.fail_on_divergence (the CLI is given no
 // config on resume; the trainer reports the resolved one): 3 when it is true, 0 when it is not.
+// --resume of a finished run (completed, or diverged: a result) has nothing to do: it says so, exits
+// as the run ended, and leaves every file as it was (summary.json was rewritten with tokens_per_s 0).
+TEST(Trainer, ResumingAFinishedRunTouchesNothing) {
+  TinyRun t;
+  train(t.config({"train.name=done"}), quiet_options());
+  train(t.config({"train.name=boom", "optim.lr=0.5", "train.steps=200"}), quiet_options());
+  for (const char* name : {"done", "boom"}) {
+    const auto before = test::snapshot(t.run(name));
+    const auto summary_time = fs::last_write_time(t.run(name) / "summary.json");
+    const auto r = test::run_command(test::kNormlab + " train --resume " + t.run(name).string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("nothing to do, its files are left as they are"), std::string::npos) << r.output;
+    EXPECT_EQ(test::snapshot(t.run(name)), before) << name;
+    EXPECT_EQ(fs::last_write_time(t.run(name) / "summary.json"), summary_time) << name;
+  }
+}
+
 TEST(Trainer, AResumedRunThatDivergesExitsByItsOwnFailOnDivergence) {
   TinyRun t;
   for (const bool strict : {true, false}) {
