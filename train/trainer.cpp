@@ -74,9 +74,9 @@ void print_progress(bool tty, int64_t step, int64_t total, double loss, double l
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 // Gradient norms and the residual-stream RMS are logged at step 0 (initialization, before any
-// update) and every log.grad_norm_every steps.
+// update), every log.grad_norm_every steps, and at the last step (the last update's gradient).
 bool logs_grad_norms(const RunConfig& c, int64_t step) {
-  return step == 0 || (c.log.grad_norm_every > 0 && step % c.log.grad_norm_every == 0);
+  return step == 0 || step + 1 == c.train.steps || (c.log.grad_norm_every > 0 && step % c.log.grad_norm_every == 0);
 }
 
 // What the training loop carries from one step to the next.
@@ -254,6 +254,15 @@ TrainResult finish(TrainState& s) {
   return result;
 }
 
+// --resume of a finished run (completed or diverged): its recorded result; no file changes.
+TrainResult already_finished(const TrainState& s) {
+  const TrainResult done = finished_result(s.result.run_dir);
+  if (!s.quiet)
+    fmt::print(stderr, "[train] '{}' has already finished ({} after {} steps): nothing to do, its files are left "
+               "as they are\n", done.run_dir, done.status, done.steps_done);
+  return done;
+}
+
 }  // namespace
 
 // Resolve the config, build the model, open (or restore) the run, loop { step, log, eval,
@@ -261,17 +270,13 @@ TrainResult finish(TrainState& s) {
 // A stop signal (train/stop_signals.h) ends the loop after a complete step; finish() then
 // checkpoints and writes the summary as for any early stop, with status "interrupted".
 TrainResult train(const RunConfig& given, const TrainOptions& options) {
-  if (!options.resume_dir.empty() && is_completed_run(options.resume_dir)) {  // nothing to do: touch nothing
-    const TrainResult done = finished_result(fs::path(options.resume_dir).lexically_normal());
-    if (!options.quiet && (options.comm == nullptr || options.comm->is_root()))
-      fmt::print(stderr, "[train] '{}' has already finished ({} after {} steps): nothing to do, its files are left "
-                 "as they are\n", done.run_dir, done.status, done.steps_done);
-    return done;
-  }
   const StopSignalGuard stop_signals;
   TrainState s(options.comm != nullptr ? *options.comm : single_process());
   build_model_and_data(s, given, options);
   open_run(s, given, options);
+  int finished = s.files.finished ? 1 : 0;
+  s.comm.broadcast(&finished, sizeof finished, 0);
+  if (finished != 0) return already_finished(s);
   for (int64_t step = s.start_step; step < s.end_step; ++step) {
     const auto t_step = Clock::now();
     const StepResult out = run_step(s, step);

@@ -47,6 +47,11 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
     write_file_atomic((dir / run_files::kConfig).string(), config_to_toml(c));
     write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(given) + "\n");
     if (data.tokenizer()) write_file_atomic((dir / run_files::kTokenizer).string(), data.tokenizer()->to_json());
+  } else if (is_completed_run(dir)) {  // nothing to do: its checkpoint is checked, no file of it changes
+    if (has_checkpoint(dir.string())) start_step = load_checkpoint(dir.string(), model, optimizer, data_gen, &scaler);
+    remove_stale_checkpoint_files(dir.string());  // only what a failed writer left (ENOSPC on a removal)
+    files.finished = true;
+    return start_step;
   } else if (!has_checkpoint(dir.string())) {  // killed before its first checkpoint: from step 0 again
     fmt::print(stderr, "[train] '{}' has no checkpoint (it stopped before its first one): starting it again from "
                "step 0\n", dir.string());

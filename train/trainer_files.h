@@ -26,6 +26,7 @@ struct RunFiles {
   std::optional<MetricsWriter> metrics;
   std::optional<GradNormWriter> grad_log;
   std::optional<TensorBoardWriter> events;  // log.tensorboard: the same numbers as TensorBoard scalars
+  bool finished = false;  // --resume of a finished run: locked and checked, nothing opened or changed
 };
 
 // A metrics.jsonl record, and the same numbers as TensorBoard scalars when they are on (rank 0 only).

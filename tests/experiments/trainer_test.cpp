@@ -63,10 +63,10 @@ TEST(Trainer, StoppedAndResumedRunMatchesTheUninterruptedOne) {
   const auto m_full = metrics_without_timing(t.run("full")), m_part = metrics_without_timing(t.run("part"));
   ASSERT_EQ(m_part.size(), m_full.size());
   for (size_t i = 0; i < m_full.size(); ++i) EXPECT_EQ(m_part[i], m_full[i]) << "record " << i;
-  // grad_norms.csv: the same header and rows (steps 0, 2, 4), bit for bit.
+  // grad_norms.csv: the same header and rows (steps 0, 2, 4 and the last, 5), bit for bit.
   const CsvTable g_full = read_csv(t.run("full") / "grad_norms.csv"), g_part = read_csv(t.run("part") / "grad_norms.csv");
   EXPECT_EQ(g_part.columns, g_full.columns);
-  ASSERT_EQ(g_full.rows.size(), 3u);
+  ASSERT_EQ(g_full.rows.size(), 4u);
   EXPECT_EQ(g_part.rows, g_full.rows);
   // The summary covers the whole run, including evaluations before the stop.
   const auto s_full = read_summary(t.run("full")), s_part = read_summary(t.run("part"));
@@ -164,6 +164,15 @@ TEST(Trainer, DivergenceIsARecordedResult) {
   } else {
     EXPECT_EQ(summary["best_val_loss"], best_val);
   }
+}
+
+// log.grad_norm_every = 4 over 6 steps: initialization, step 4 and the last step (5), never skipped.
+TEST(Trainer, GradNormsAreLoggedAtTheLastStep) {
+  TinyRun t;
+  train(t.config({"train.name=last", "log.grad_norm_every=4"}), quiet_options());
+  std::vector<double> steps;
+  for (const auto& row : read_csv(t.run("last") / "grad_norms.csv").rows) steps.push_back(row[0]);
+  EXPECT_EQ(steps, (std::vector<double>{0, 4, 5}));
 }
 
 TEST(Trainer, GradNormsStartAtInitializationWithEveryParameterAndResidualRms) {
