@@ -18,6 +18,16 @@ struct TrainArgs {
   bool overwrite = false, quiet = false;
 };
 
+// `text` as one shell word: unchanged when it has only safe characters, else in single quotes.
+std::string shell_quote(const std::string& text) {
+  const bool safe = !text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                            "0123456789_./-+=:,@%") == std::string::npos;
+  if (safe) return text;
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 // Trains and prints the outcome; returns the exit code.
 int run_train(const TrainArgs& args, Communicator* comm) {
   TrainOptions options;
@@ -37,6 +47,11 @@ int run_train(const TrainArgs& args, Communicator* comm) {
   if (r.status == RunStatus::Diverged) {
     fmt::print("{}: diverged at step {} ({})\n", r.run_dir, r.steps_done, r.reason);
     return r.fail_on_divergence ? exit_codes::kDiverged : exit_codes::kDone;
+  }
+  if (r.status == RunStatus::Interrupted) {
+    fmt::print(stderr, "{}: interrupted after {} steps (checkpoint and summary written); continue it with:\n"
+                       "  normlab train --resume {}\n", r.run_dir, r.steps_done, shell_quote(r.run_dir));
+    return exit_codes::kSignalBase + r.stop_signal;
   }
   fmt::print("{}: {} after {} steps, train loss {:.4f}, val loss {:.4f}, {:.0f} tokens/s, {:.1f} s\n",
              r.run_dir, r.status, r.steps_done, r.final_train_loss, r.final_val_loss, r.tokens_per_second,

@@ -231,7 +231,7 @@ void add_train_keys(std::vector<KeySpec>& t) {
       .key("seed", &TrainConfig::seed)
       .key("threads", &TrainConfig::threads, at_least(0))
       .key("device", &TrainConfig::device)
-      .key("divergence_loss", &TrainConfig::divergence_loss, greater_than(0.0))
+      .key("divergence_loss", &TrainConfig::divergence_loss, at_least(0.0))
       .key("fail_on_divergence", &TrainConfig::fail_on_divergence)
       .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount})
       .key("precision", &TrainConfig::precision)
@@ -318,6 +318,15 @@ std::vector<CrossCheck> build_cross_checks() {
                  return r.schedule.kind != ScheduleKind::InverseSqrt || r.schedule.warmup_steps >= 1
                             ? ""
                             : std::string("kind 'inverse_sqrt' needs warmup_steps >= 1, got 0");
+               }});
+  c.push_back({"schedule", {"schedule.kind", "schedule.warmup_steps", "train.steps"}, [](const RunConfig& r) {
+                 const ScheduleConfig& s = r.schedule;
+                 const bool decays = s.kind == ScheduleKind::Linear || s.kind == ScheduleKind::Cosine;
+                 return !decays || s.warmup_steps < r.train.steps
+                            ? ""
+                            : fmt::format("schedule.warmup_steps ({}) must be < train.steps ({}): kind '{}' "
+                                          "decays from the end of the warmup to min_lr at train.steps",
+                                          s.warmup_steps, r.train.steps, enum_name(s.kind));
                }});
   c.push_back({"schedule", {"schedule.min_lr", "optim.lr"}, [](const RunConfig& r) {
                  return r.schedule.min_lr <= r.optim.lr

@@ -37,7 +37,8 @@ struct TrainConfig {
   uint64_t seed = 1;               // data order and dropout (model.seed sets the weights)
   int threads = 0;                 // 0 = library default
   Device device = Device::cpu();
-  double divergence_loss = 1e4;    // a loss above this (or NaN/Inf anywhere) marks the run diverged
+  double divergence_loss = 0;      // a loss above this (or NaN/Inf anywhere) marks the run diverged;
+                                   // 0: above 1.5 ln(vocab size) after schedule.warmup_steps (not step 0)
   bool fail_on_divergence = false; // exit non-zero when the run diverges
   int64_t checkpoint_every = 0;    // 0 = only at the end
   Precision precision = Precision::Fp32;

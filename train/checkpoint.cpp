@@ -223,4 +223,8 @@ void remove_stale_checkpoint_files(const std::string& run_dir) {
     if (entry.path() != current) remove_generation(entry.path());
 }
 
+bool checkpoint_due(int64_t steps_done, int64_t every, double seconds_since_last, double max_seconds) {
+  return (every > 0 && steps_done % every == 0) || seconds_since_last >= max_seconds;
+}
+
 }  // namespace normlab

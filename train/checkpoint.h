@@ -37,6 +37,11 @@ int64_t load_checkpoint(const std::string& run_dir, TransformerLM& model, Optimi
 void load_model_weights(const std::string& run_dir, TransformerLM& model);
 // Whether the run directory has a checkpoint link (not whether it is valid).
 bool has_checkpoint(const std::string& run_dir);
+// The cadence of checkpoints during training: after `steps_done` updates when train.checkpoint_every
+// (`every`, 0 = none) divides it, or when `seconds_since_last` (wall time since the last checkpoint,
+// or since the run started) reached `max_seconds`. The trainer's default max_seconds is 600, so a
+// kill -9 loses at most about ten minutes of training whatever checkpoint_every says.
+bool checkpoint_due(int64_t steps_done, int64_t every, double seconds_since_last, double max_seconds);
 // Deletes what interrupted writers left: generations other than the current one, temporary files
 // and links ("*.tmp.XXXXXX") in the run directory. Only while no other process writes the run.
 void remove_stale_checkpoint_files(const std::string& run_dir);

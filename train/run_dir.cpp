@@ -102,9 +102,20 @@ RunDir prepare_run_dir(const std::string& out_dir, const std::string& name, RunD
   NL_CHECK(!is_completed_run(dir), "run_dir",
            "'{}' already holds a completed run ({} exists); choose another train.name, or start it over "
            "with --overwrite", dir.string(), run_files::kSummary);
-  fail("run_dir", "'{}' already holds an unfinished run ({}); continue it with `normlab train --resume {}`, "
-       "start it over with --overwrite, or choose another train.name", dir.string(), list_some(names),
-       dir.string());
+  fail("run_dir", "'{}' already holds an unfinished run ({}); continue it with `normlab train --resume {}` (from "
+       "its last checkpoint, or from step 0 if it has none), start it over with --overwrite, or choose another "
+       "train.name", dir.string(), list_some(names), dir.string());
+}
+
+void remove_training_outputs(const fs::path& run_dir) {
+  std::error_code error;
+  fs::remove(run_dir / run_files::kSummary, error);  // first: a kill half way leaves no finished run
+  NL_CHECK(!error, "run_dir", "cannot remove '{}': {}", (run_dir / run_files::kSummary).string(), error.message());
+  for (const std::string& name : entries_besides_lock(run_dir)) {
+    if (name == run_files::kConfig || name == run_files::kFingerprint || name == run_files::kTokenizer) continue;
+    fs::remove_all(run_dir / name, error);  // a symbolic link is removed, not followed
+    NL_CHECK(!error, "run_dir", "cannot remove '{}': {}", (run_dir / name).string(), error.message());
+  }
 }
 
 bool is_completed_run(const fs::path& run_dir) {
@@ -112,7 +123,9 @@ bool is_completed_run(const fs::path& run_dir) {
   if (!fs::exists(summary)) return false;
   std::ifstream in(summary);
   const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-  return !(json.is_object() && json.contains("status") && json["status"] == enum_name(RunStatus::Stopped));
+  if (!json.is_object() || !json.contains("status") || !json["status"].is_string()) return true;
+  const std::optional<RunStatus> status = parse_enum<RunStatus>(json["status"].get<std::string>());
+  return !(status && is_resumable(*status));
 }
 
 MetricsWriter::MetricsWriter(const fs::path& path, std::optional<int64_t> keep_through_step)

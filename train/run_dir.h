@@ -36,6 +36,7 @@ inline constexpr const char* kMetrics = "metrics.jsonl";
 inline constexpr const char* kGradNorms = "grad_norms.csv";
 inline constexpr const char* kSummary = "summary.json";
 inline constexpr const char* kFingerprint = "fingerprint.txt";
+inline constexpr const char* kTokenizer = "tokenizer.json";
 }  // namespace run_files
 
 // Keys of metrics.jsonl records that the plots (plot/plot.h) read.
@@ -60,9 +61,13 @@ struct RunDir {
 // Creates (if needed) and locks out_dir/name; the lock is taken before anything in it is written
 // or removed. Throws naming the directory (and the lock holder's pid when another writer has it).
 RunDir prepare_run_dir(const std::string& out_dir, const std::string& name, RunDirMode mode);
-// Completed = summary.json exists and its "status" is not "stopped" (a run stopped early on purpose
+// Completed = summary.json exists and its "status" is not "stopped" or "interrupted" (a run stopped early
 // to be resumed); a run that diverged is a completed result.
 bool is_completed_run(const std::filesystem::path& run_dir);
+// Removes what a run wrote while training (the summary first, then logs and checkpoints), keeping
+// what defines it (config.toml, fingerprint.txt, tokenizer.json) and the lock: a run with no
+// checkpoint is started again this way by --resume. Only under the run's lock.
+void remove_training_outputs(const std::filesystem::path& run_dir);
 
 // Appends JSON lines to metrics.jsonl. keep_through_step: nullopt starts a fresh file; a step
 // keeps the existing records with "step" <= it (a resumed run drops what came after its

@@ -16,12 +16,16 @@ struct TrainOptions {
   std::string resume_dir;   // continue the run saved there (its config.toml is used)
   bool overwrite = false;   // a fresh run that empties a run directory holding an earlier run
   int64_t stop_after = -1;  // stop (and checkpoint) after this many steps: tests of resuming
+  // A checkpoint at least this often (wall time), besides train.checkpoint_every: what a kill -9
+  // can lose (train/checkpoint.h, checkpoint_due).
+  double checkpoint_seconds = 600;
   Communicator* comm = nullptr;  // the processes training this model together; nullptr: this one alone
 };
 
 struct TrainResult {
   std::string run_dir;
-  RunStatus status = RunStatus::Completed;  // completed | diverged | stopped
+  RunStatus status = RunStatus::Completed;  // completed | diverged | stopped | interrupted
+  int stop_signal = 0;       // interrupted: the signal (SIGINT, SIGTERM)
   int64_t steps_done = 0;
   std::string reason;        // why it diverged
   std::optional<AnomalyRecord> anomaly;  // train.detect_anomaly: the first op that made inf/NaN

@@ -20,11 +20,18 @@ uint64_t dropout_seed(const RunConfig& c, int64_t step, int rank) {
   return rank == 0 ? seed : seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank));
 }
 
-// Why the step diverged ("" if it did not): NaN/Inf anywhere, or a loss above train.divergence_loss.
-std::string divergence_reason(double loss_value, double grad_norm, const RunConfig& c) {
+// Why step `step` (0-based: the update number step + 1) diverged ("" if it did not): NaN/Inf
+// anywhere, or a loss above train.divergence_loss; its default 0 means 1.5 ln V (V = the
+// vocabulary size, chance = ln V) once the warmup is over, the Xiong suite's definition; never at
+// step 0, whose loss is the initialization's (no update has been made: nothing has diverged yet).
+std::string divergence_reason(double loss_value, double grad_norm, const RunConfig& c, int64_t step) {
   if (!std::isfinite(loss_value)) return fmt::format("loss is {}", loss_value);
-  if (loss_value > c.train.divergence_loss)
+  if (c.train.divergence_loss > 0 && loss_value > c.train.divergence_loss)
     return fmt::format("loss {:.4g} exceeds train.divergence_loss {:.4g}", loss_value, c.train.divergence_loss);
+  const double relative_limit = 1.5 * std::log(static_cast<double>(c.model.vocab_size));
+  if (c.train.divergence_loss == 0 && step >= std::max<int64_t>(c.schedule.warmup_steps, 1) && loss_value > relative_limit)
+    return fmt::format("loss {:.4g} exceeds 1.5 ln V = {:.4g} after the warmup (V = {}; the default of "
+                       "train.divergence_loss)", loss_value, relative_limit, c.model.vocab_size);
   if (!std::isfinite(grad_norm)) return fmt::format("gradient norm is {}", grad_norm);
   return "";
 }
@@ -88,7 +95,7 @@ StepResult train_step(Learner& learner, const RunConfig& c, const Batch& shard, 
   if (hooks.on_gradients) hooks.on_gradients();
   out.grad_norm = clip_grad_norm(params, c.optim.grad_clip);
   // Every rank decides alike: the loss and the gradients it looks at are the all-reduced ones.
-  out.divergence = divergence_reason(out.loss, finite_gradients ? out.grad_norm : 0.0, c);
+  out.divergence = divergence_reason(out.loss, finite_gradients ? out.grad_norm : 0.0, c, step);
   if (out.divergence.empty() && learner.scaler.enabled()) {  // fp16: an overflow skips the update, halves the scale
     learner.scaler.update(finite_gradients);
     out.skipped = !finite_gradients;

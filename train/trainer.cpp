@@ -21,6 +21,7 @@
 #include "train/grad_stats.h"
 #include "train/memory_estimate.h"
 #include "train/run_dir.h"
+#include "train/stop_signals.h"
 #include "train/tensorboard.h"
 #include "train/trainer_anomaly.h"
 #include "train/trainer_files.h"
@@ -73,9 +74,9 @@ void print_progress(bool tty, int64_t step, int64_t total, double loss, double l
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 // Gradient norms and the residual-stream RMS are logged at step 0 (initialization, before any
-// update) and every log.grad_norm_every steps.
+// update), every log.grad_norm_every steps, and at the last step (the last update's gradient).
 bool logs_grad_norms(const RunConfig& c, int64_t step) {
-  return step == 0 || (c.log.grad_norm_every > 0 && step % c.log.grad_norm_every == 0);
+  return step == 0 || step + 1 == c.train.steps || (c.log.grad_norm_every > 0 && step % c.log.grad_norm_every == 0);
 }
 
 // What the training loop carries from one step to the next.
@@ -92,15 +93,25 @@ struct TrainState {
   TrainResult result;
   RunFiles files;
   int64_t start_step = 0, end_step = 0, tokens_per_step = 0;
-  Clock::time_point t_start = Clock::now();
+  Clock::time_point t_start = Clock::now(), t_checkpoint = Clock::now();
+  double checkpoint_seconds = 600;  // TrainOptions::checkpoint_seconds
   double tokens_per_second = 0.0, train_seconds = 0.0;  // throughput over the steps timed so far
   int64_t timed_steps = 0;
 };
+
+// Both splits give a batch of train.context (validation is evaluated at least at the last step):
+// checked by drawing one window of each from a generator of its own, before the run directory exists.
+void check_both_splits(const Dataset& data, const RunConfig& c) {
+  Generator probe(0);
+  (void)data.sample(false, 1, c.train.context, probe);
+  (void)data.sample(true, 1, c.train.context, probe);
+}
 
 // Resolves the config, checks that it fits this run, builds the data, the model (initialised on
 // the host, then moved to train.device), the optimizer and the data generator.
 void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOptions& options) {
   s.quiet = options.quiet || !s.comm.is_root();
+  s.checkpoint_seconds = options.checkpoint_seconds;
   s.c = options.resume_dir.empty() ? given : load_config((fs::path(options.resume_dir) / "config.toml").string(), {});
   RunConfig& c = s.c;
   set_num_threads(c.train.threads);
@@ -111,6 +122,7 @@ void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOpti
            "train.device = '{}': data-parallel training over MPI runs on the CPU (NCCL is not built)",
            c.train.device.str());
   s.data = make_dataset(c.data);
+  check_both_splits(*s.data, c);
   c.model.vocab_size = s.data->vocab_size();
   s.tokens_per_step = checked_mul(c.train.batch_size, c.train.context, "train", "train.batch_size * train.context");
   check_training_memory(c, s.quiet);  // before anything big is allocated
@@ -181,6 +193,16 @@ void record_divergence(TrainState& s, int64_t step, const StepResult& out) {
   log_metrics(s.files, {{"step", step}, {"train_loss", loss}, {"lr", out.lr}, {"diverged", out.divergence}});
 }
 
+// A checkpoint after `steps_done` updates when train.checkpoint_every or the wall-time cadence
+// (TrainOptions::checkpoint_seconds) says so; rank 0's clock decides for every rank.
+void checkpoint_when_due(TrainState& s, int64_t steps_done) {
+  int due = checkpoint_due(steps_done, s.c.train.checkpoint_every, seconds_since(s.t_checkpoint), s.checkpoint_seconds);
+  s.comm.broadcast(&due, sizeof due, 0);
+  if (due == 0) return;
+  checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, steps_done, s.comm);
+  s.t_checkpoint = Clock::now();
+}
+
 // After an update: the throughput, the metrics row (with the validation loss every
 // log.eval_every steps and at the end), the progress line, and the checkpoint when due.
 void after_step(TrainState& s, int64_t step, const StepResult& out, double step_seconds) {
@@ -211,8 +233,7 @@ void after_step(TrainState& s, int64_t step, const StepResult& out, double step_
     log_metrics(s.files, row);
   if (!s.quiet && (s.tty || step % std::max<int64_t>(c.log.every * 10, 1) == 0 || last))
     print_progress(s.tty, step + 1, c.train.steps, out.loss, out.lr, s.tokens_per_second, seconds_since(s.t_start));
-  if (c.train.checkpoint_every > 0 && (step + 1) % c.train.checkpoint_every == 0 && !last)
-    checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, step + 1, s.comm);
+  if (!last) checkpoint_when_due(s, step + 1);
 }
 
 // After the loop: the final status, the last checkpoint (not of a diverged run) and summary.json.
@@ -220,6 +241,9 @@ TrainResult finish(TrainState& s) {
   TrainResult& result = s.result;
   if (s.tty) fmt::print(stderr, "\n");
   if (result.status == RunStatus::Completed && result.steps_done < s.c.train.steps) result.status = RunStatus::Stopped;
+  if (result.status == RunStatus::Interrupted && s.comm.is_root())
+    fmt::print(stderr, "interrupted by {} after step {} of {}: checkpoint and summary written\n",
+               result.stop_signal == SIGINT ? "SIGINT" : "SIGTERM", result.steps_done, s.c.train.steps);
   if (result.status != RunStatus::Diverged)
     checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, result.steps_done, s.comm);
   if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
@@ -230,14 +254,29 @@ TrainResult finish(TrainState& s) {
   return result;
 }
 
+// --resume of a finished run (completed or diverged): its recorded result; no file changes.
+TrainResult already_finished(const TrainState& s) {
+  const TrainResult done = finished_result(s.result.run_dir);
+  if (!s.quiet)
+    fmt::print(stderr, "[train] '{}' has already finished ({} after {} steps): nothing to do, its files are left "
+               "as they are\n", done.run_dir, done.status, done.steps_done);
+  return done;
+}
+
 }  // namespace
 
 // Resolve the config, build the model, open (or restore) the run, loop { step, log, eval,
 // checkpoint }, finish.
+// A stop signal (train/stop_signals.h) ends the loop after a complete step; finish() then
+// checkpoints and writes the summary as for any early stop, with status "interrupted".
 TrainResult train(const RunConfig& given, const TrainOptions& options) {
+  const StopSignalGuard stop_signals;
   TrainState s(options.comm != nullptr ? *options.comm : single_process());
   build_model_and_data(s, given, options);
   open_run(s, given, options);
+  int finished = s.files.finished ? 1 : 0;
+  s.comm.broadcast(&finished, sizeof finished, 0);
+  if (finished != 0) return already_finished(s);
   for (int64_t step = s.start_step; step < s.end_step; ++step) {
     const auto t_step = Clock::now();
     const StepResult out = run_step(s, step);
@@ -246,6 +285,13 @@ TrainResult train(const RunConfig& given, const TrainOptions& options) {
       break;
     }
     after_step(s, step, out, seconds_since(t_step));
+    int signal = stop_signal_received();
+    s.comm.broadcast(&signal, sizeof signal, 0);  // every rank stops after the same step (rank 0's)
+    if (signal != 0 && step + 1 < s.c.train.steps) {
+      s.result.status = RunStatus::Interrupted;
+      s.result.stop_signal = signal;
+      break;
+    }
   }
   return finish(s);
 }

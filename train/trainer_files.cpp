@@ -46,7 +46,16 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
   if (!resuming) {
     write_file_atomic((dir / run_files::kConfig).string(), config_to_toml(c));
     write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(given) + "\n");
-    if (data.tokenizer()) write_file_atomic((dir / "tokenizer.json").string(), data.tokenizer()->to_json());
+    if (data.tokenizer()) write_file_atomic((dir / run_files::kTokenizer).string(), data.tokenizer()->to_json());
+  } else if (is_completed_run(dir)) {  // nothing to do: its checkpoint is checked, no file of it changes
+    if (has_checkpoint(dir.string())) start_step = load_checkpoint(dir.string(), model, optimizer, data_gen, &scaler);
+    remove_stale_checkpoint_files(dir.string());  // only what a failed writer left (ENOSPC on a removal)
+    files.finished = true;
+    return start_step;
+  } else if (!has_checkpoint(dir.string())) {  // killed before its first checkpoint: from step 0 again
+    fmt::print(stderr, "[train] '{}' has no checkpoint (it stopped before its first one): starting it again from "
+               "step 0\n", dir.string());
+    remove_training_outputs(dir);
   } else {
     // load_checkpoint checks every file before it changes anything; only a checkpoint that
     // passed may cut the logs back to its step (below) and drop the summary.
@@ -71,6 +80,35 @@ void read_earlier_losses(const fs::path& dir, TrainResult& result) {
       result.best_val_loss = std::min(result.best_val_loss, result.final_val_loss);
     }
   }
+}
+
+namespace {
+double number_or_nan(const nlohmann::json& summary, const char* key) {
+  return summary.contains(key) && summary[key].is_number() ? summary[key].get<double>() : NAN;
+}
+}  // namespace
+
+TrainResult finished_result(const fs::path& dir) {
+  const fs::path path = dir / run_files::kSummary;
+  std::ifstream in(path);
+  const nlohmann::json summary = nlohmann::json::parse(in, nullptr, false);
+  NL_CHECK(summary.is_object() && summary.contains("status") && summary["status"].is_string() &&
+               summary.contains("steps_done") && summary["steps_done"].is_number_integer(),
+           "train", "cannot read '{}': not a summary that normlab wrote", path.string());
+  const std::optional<RunStatus> status = parse_enum<RunStatus>(summary["status"].get<std::string>());
+  NL_CHECK(status.has_value(), "train", "'{}': unknown status '{}'", path.string(), summary["status"].get<std::string>());
+  TrainResult result;
+  result.run_dir = dir.string();
+  result.status = *status;
+  result.steps_done = summary["steps_done"].get<int64_t>();
+  if (summary.contains("reason") && summary["reason"].is_string()) result.reason = summary["reason"].get<std::string>();
+  result.final_train_loss = number_or_nan(summary, "final_train_loss");
+  result.final_val_loss = number_or_nan(summary, "final_val_loss");
+  result.best_val_loss = number_or_nan(summary, "best_val_loss");
+  result.tokens_per_second = number_or_nan(summary, "tokens_per_s");
+  result.wall_seconds = number_or_nan(summary, "wall_s");
+  result.fail_on_divergence = load_config((dir / run_files::kConfig).string(), {}).train.fail_on_divergence;
+  return result;
 }
 
 // Gradient norms (all-reduced gradients) and the residual-stream RMS over the global batch; every

@@ -26,6 +26,7 @@ struct RunFiles {
   std::optional<MetricsWriter> metrics;
   std::optional<GradNormWriter> grad_log;
   std::optional<TensorBoardWriter> events;  // log.tensorboard: the same numbers as TensorBoard scalars
+  bool finished = false;  // --resume of a finished run: locked and checked, nothing opened or changed
 };
 
 // A metrics.jsonl record, and the same numbers as TensorBoard scalars when they are on (rank 0 only).
@@ -37,6 +38,9 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
                        LossScaler& scaler);
 // A resumed run's summary covers the whole run: the losses logged before its checkpoint count.
 void read_earlier_losses(const std::filesystem::path& dir, TrainResult& result);
+// A finished run's result as its summary.json and config.toml record it: what --resume of a
+// completed or diverged run returns, without opening (or changing) anything in it.
+TrainResult finished_result(const std::filesystem::path& dir);
 // Gradient norms (all-reduced gradients) and the residual-stream RMS over the global batch; every
 // rank computes them (a collective), rank 0 writes them.
 void log_grad_norms(RunFiles& files, const TransformerLM& model, int64_t step, bool warn, Communicator& comm);

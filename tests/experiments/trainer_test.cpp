@@ -12,6 +12,7 @@
 #include "train/trainer.h"
 #include "nn/transformer.h"
 #include "test_util.h"
+#include "dir_snapshot.h"
 #include "trainer_test_util.h"
 
 namespace normlab {
@@ -62,10 +63,10 @@ TEST(Trainer, StoppedAndResumedRunMatchesTheUninterruptedOne) {
   const auto m_full = metrics_without_timing(t.run("full")), m_part = metrics_without_timing(t.run("part"));
   ASSERT_EQ(m_part.size(), m_full.size());
   for (size_t i = 0; i < m_full.size(); ++i) EXPECT_EQ(m_part[i], m_full[i]) << "record " << i;
-  // grad_norms.csv: the same header and rows (steps 0, 2, 4), bit for bit.
+  // grad_norms.csv: the same header and rows (steps 0, 2, 4 and the last, 5), bit for bit.
   const CsvTable g_full = read_csv(t.run("full") / "grad_norms.csv"), g_part = read_csv(t.run("part") / "grad_norms.csv");
   EXPECT_EQ(g_part.columns, g_full.columns);
-  ASSERT_EQ(g_full.rows.size(), 3u);
+  ASSERT_EQ(g_full.rows.size(), 4u);
   EXPECT_EQ(g_part.rows, g_full.rows);
   // The summary covers the whole run, including evaluations before the stop.
   const auto s_full = read_summary(t.run("full")), s_part = read_summary(t.run("part"));
@@ -104,6 +105,37 @@ TEST(Trainer, ResumingACompletedRunChangesNothing) {
   EXPECT_EQ(read_metrics(t.run("d") / "metrics.jsonl").size(), 6u);
 }
 
+// The default divergence rule (train.divergence_loss = 0): a loss above 1.5 ln V once the warmup is
+// over, the Xiong suite's definition; an explicit train.divergence_loss is an absolute limit instead.
+TEST(Trainer, DefaultDivergenceIsOneAndAHalfLnVAfterTheWarmup) {
+  TinyRun t;  // the copy task, V = 8: 1.5 ln 8 = 3.119
+  const TrainResult high = train(t.config({"train.name=high", "optim.lr=0.5", "train.steps=200"}), quiet_options());
+  EXPECT_EQ(high.status, RunStatus::Diverged);
+  EXPECT_NE(high.reason.find("exceeds 1.5 ln V = 3.119 after the warmup (V = 8"), std::string::npos) << high.reason;
+  const TrainResult absolute =
+      train(t.config({"train.name=absolute", "optim.lr=0.5", "train.steps=200", "train.divergence_loss=1e4"}),
+            quiet_options());
+  EXPECT_EQ(absolute.status, RunStatus::Completed);
+  // During the warmup only a non-finite loss is a divergence, however high the loss goes.
+  const TrainResult warm =
+      train(t.config({"train.name=warm", "optim.lr=2", "train.steps=50", "schedule.warmup_steps=50"}), quiet_options());
+  EXPECT_EQ(warm.status, RunStatus::Completed) << warm.reason;
+  double highest = 0;
+  for (const auto& r : read_metrics(t.run("warm") / "metrics.jsonl")) highest = std::max(highest, r["train_loss"].get<double>());
+  EXPECT_GT(highest, 1.5 * std::log(8.0));
+}
+
+// The example: char_small at lr 0.5 used to end "completed" at loss 24 (chance 4.56).
+TEST(Trainer, CharSmallAtLearningRateHalfDiverges) {
+  TinyRun t;
+  const RunConfig c = load_config(std::string(NORMLAB_SOURCE_DIR) + "/experiments/configs/char_small.toml",
+                                  {"optim.lr=0.5", "train.steps=120", "train.threads=1",
+                                   "train.out_dir=" + (t.dir.path() / "runs").string()});
+  const TrainResult r = train(c, quiet_options());
+  EXPECT_EQ(r.status, RunStatus::Diverged);
+  EXPECT_NE(r.reason.find("1.5 ln V"), std::string::npos) << r.reason;
+}
+
 TEST(Trainer, DivergenceIsARecordedResult) {
   TinyRun t;
   const RunConfig c = t.config({"train.name=boom", "optim.lr=1e4", "train.divergence_loss=20"});
@@ -132,6 +164,15 @@ TEST(Trainer, DivergenceIsARecordedResult) {
   } else {
     EXPECT_EQ(summary["best_val_loss"], best_val);
   }
+}
+
+// log.grad_norm_every = 4 over 6 steps: initialization, step 4 and the last step (5), never skipped.
+TEST(Trainer, GradNormsAreLoggedAtTheLastStep) {
+  TinyRun t;
+  train(t.config({"train.name=last", "log.grad_norm_every=4"}), quiet_options());
+  std::vector<double> steps;
+  for (const auto& row : read_csv(t.run("last") / "grad_norms.csv").rows) steps.push_back(row[0]);
+  EXPECT_EQ(steps, (std::vector<double>{0, 4, 5}));
 }
 
 TEST(Trainer, GradNormsStartAtInitializationWithEveryParameterAndResidualRms) {
@@ -170,6 +211,23 @@ TEST(Trainer, SavedConfigReloadsToTheSameConfig) {
 
 // `normlab train --resume` exits by the run's own train.fail_on_divergence (the CLI is given no
 // config on resume; the trainer reports the resolved one): 3 when it is true, 0 when it is not.
+// --resume of a finished run (completed, or diverged: a result) has nothing to do: it says so, exits
+// as the run ended, and leaves every file as it was (summary.json was rewritten with tokens_per_s 0).
+TEST(Trainer, ResumingAFinishedRunTouchesNothing) {
+  TinyRun t;
+  train(t.config({"train.name=done"}), quiet_options());
+  train(t.config({"train.name=boom", "optim.lr=0.5", "train.steps=200"}), quiet_options());
+  for (const char* name : {"done", "boom"}) {
+    const auto before = test::snapshot(t.run(name));
+    const auto summary_time = fs::last_write_time(t.run(name) / "summary.json");
+    const auto r = test::run_command(test::kNormlab + " train --resume " + t.run(name).string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("nothing to do, its files are left as they are"), std::string::npos) << r.output;
+    EXPECT_EQ(test::snapshot(t.run(name)), before) << name;
+    EXPECT_EQ(fs::last_write_time(t.run(name) / "summary.json"), summary_time) << name;
+  }
+}
+
 TEST(Trainer, AResumedRunThatDivergesExitsByItsOwnFailOnDivergence) {
   TinyRun t;
   for (const bool strict : {true, false}) {
