@@ -1,17 +1,15 @@
-// The registered tests of v4 (xiong/exact_tests.h, rmst in xiong/survival.h) on cases whose answers
-// are computed by hand in the comments, the coverage of the median-ratio bootstrap by simulation,
-// and Wortsman's S with the best rate not first.
+// The registered tests of v4 (stats/exact_tests.h, rmst in stats/survival.h) on cases whose answers
+// are computed by hand in the comments, the coverage of the median-ratio bootstrap by simulation.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "core/error.h"
 #include "core/random.h"
-#include "xiong/exact_tests.h"
-#include "xiong/outcomes.h"
-#include "xiong/survival.h"
+#include "stats/exact_tests.h"
+#include "stats/survival.h"
 
-namespace normlab::xiong {
+namespace normlab::stats {
 namespace {
 
 // d = {1, 2, 3}: the 8 signed sums are 6, 4, 2, 0, 0, -2, -4, -6; |sum| >= 6 in 2 of 8.
@@ -112,15 +110,5 @@ TEST(ExactTests, MedianRatioBootstrapCoversAtTheSuitesRunCounts) {
   EXPECT_GE(at5, 0.85) << "n = 5";
 }
 
-// S = mean(capped) - min(capped): with the best loss at the second rate, S = 2 - 1 = 1 (a bug that
-// took the first rate's loss as the best would give 2 - 3 = -1); best last: S = (3 + 2 + 1)/3 - 1.
-TEST(ExactTests, WortsmanSensitivityUsesTheBestRateNotTheFirst) {
-  EXPECT_DOUBLE_EQ(lr_sensitivity({3.0, 1.0, 2.0}), 1.0);
-  EXPECT_DOUBLE_EQ(lr_sensitivity({3.0, 2.0, 1.0}), 1.0);
-  EXPECT_DOUBLE_EQ(lr_sensitivity({1.0, 2.0, 3.0}), 1.0);
-  EXPECT_DOUBLE_EQ(lr_sensitivity({2.0, 2.0}), 0.0);
-  EXPECT_TRUE(std::isnan(lr_sensitivity({1.0, NAN})));
-}
-
 }  // namespace
-}  // namespace normlab::xiong
+}  // namespace normlab::stats
