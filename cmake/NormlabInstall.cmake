@@ -3,7 +3,7 @@
 #   P/lib/libnormlab_*.a                the libraries
 #   P/lib/cmake/normlab/                normlabConfig.cmake, its version file and the exported targets
 #                                       normlab::core, autograd, nn, optim, data, io, config, dist, train,
-#                                       sweep, hf, plot, experiments (all seven), xiong
+#                                       sweep, hf, plot, experiments (all seven), stats, xiong
 #                                       (and normlab::cuda in a CUDA build)
 #   P/bin/normlab                       the command line
 # A program then writes find_package(normlab REQUIRED) and links normlab::nn (examples/ does).

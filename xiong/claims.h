@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "xiong/grids.h"
-#include "xiong/stats.h"
+#include "xiong/verdict.h"
 
 namespace normlab::xiong {
 

@@ -8,7 +8,7 @@
 
 #include "xiong/outcomes.h"
 #include "xiong/report.h"
-#include "xiong/survival.h"
+#include "xiong/verdict.h"
 #include "xiong/training.h"
 
 namespace normlab::xiong {

@@ -1,13 +1,13 @@
 // E3d: time to a quality (the paper's section 4: Pre-LN without warmup reaches Post-LN-with-warmup's
 // quality at epoch 9 instead of 15). Targets are fixed before the run and independent of every arm;
-// a run that never reaches a target is censored at its length (Kaplan-Meier, xiong/survival.h),
+// a run that never reaches a target is censored at its length (Kaplan-Meier, stats/survival.h),
 // never counted as "max steps".
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "xiong/e3_common.h"
-#include "xiong/survival.h"
+#include "xiong/verdict.h"
 
 namespace normlab::xiong {
 

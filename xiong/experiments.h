@@ -4,7 +4,7 @@
 //   E3 warmup study (copy task, text; Adam, SGD, RAdam)  e3_warmup.cpp
 //   E4 learning-rate sensitivity                      e4_lr_sensitivity.cpp
 //   E5 Admin amplification, DeepNorm, sandwich        e5_beyond.cpp
-//   E6 RMSNorm vs LayerNorm                           e6_rmsnorm.cpp
+//   E6 RMSNorm, Dynamic Tanh vs LayerNorm             e6_rmsnorm_dynamic_tanh.cpp
 //   E7 gradient profile over training, Adam's update size   e7_mechanism.cpp
 //   E8 Post-LN vs Pre-LN in bf16 and fp16                e8_precision.cpp
 // Init-time probes run in this process and are cached (report.h: cached); training runs go through

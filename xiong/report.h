@@ -1,5 +1,5 @@
 // Shared pieces of the Xiong et al. 2020 reproduction report: the suite's context, sections with
-// their verdicts (xiong/stats.h), markdown tables, figures (SVG + PNG via gnuplot) and the JSON cache
+// their verdicts (xiong/verdict.h; intervals in stats/stats.h), markdown tables, figures (SVG + PNG via gnuplot) and the JSON cache
 // of init-time probes. Each experiment (e1_*.cpp ... e6_*.cpp) returns a Section built from these.
 #pragma once
 #include <cmath>
@@ -12,7 +12,7 @@
 
 #include "plot/gnuplot.h"
 #include "xiong/grids.h"
-#include "xiong/stats.h"
+#include "xiong/verdict.h"
 
 namespace normlab::xiong {
 

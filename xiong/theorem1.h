@@ -9,7 +9,7 @@
 //                     "residual": [seed][l], "x5": [seed][l]   (Lemma 2, at the largest depth)},
 //    "theory": {"post" | "pre": the same, in the theory setting}}
 // Exponents: least-squares slope of log(seed-mean value) on log(L) over the depths >= fit_from,
-// with a percentile bootstrap interval over seeds (stats.h).
+// with a percentile bootstrap interval over seeds (stats/stats.h).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,7 +19,7 @@
 
 #include "nn/model_config.h"
 #include "xiong/probes.h"
-#include "xiong/stats.h"
+#include "xiong/verdict.h"
 
 namespace normlab::xiong {
 

@@ -7,7 +7,7 @@
 
 #include "train/run_dir.h"
 #include "sweep/sweep.h"
-#include "xiong/stats.h"
+#include "xiong/verdict.h"
 
 namespace fs = std::filesystem;
 

@@ -1,16 +1,16 @@
-// The Xiong report's statistics: t and bootstrap intervals, and verdicts decided on intervals.
+// The stats library's intervals: t and bootstrap intervals, their p-values, Holm's adjustment.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "core/error.h"
 #include "core/random.h"
-#include "xiong/stats.h"
+#include "stats/stats.h"
 
-namespace normlab::xiong {
+namespace normlab::stats {
 namespace {
 
-TEST(XiongStats, TQuantileMatchesTablesAndTheNormalLimit) {
+TEST(Stats, TQuantileMatchesTablesAndTheNormalLimit) {
   EXPECT_NEAR(t_quantile_975(1), 12.706, 1e-3);
   EXPECT_NEAR(t_quantile_975(4), 2.776, 1e-3);
   EXPECT_NEAR(t_quantile_975(30), 2.042, 1e-3);
@@ -20,7 +20,7 @@ TEST(XiongStats, TQuantileMatchesTablesAndTheNormalLimit) {
   EXPECT_GT(t_quantile_975(30), t_quantile_975(31));
 }
 
-TEST(XiongStats, MeanIntervalIsTheTInterval) {
+TEST(Stats, MeanIntervalIsTheTInterval) {
   // 1..5: mean 3, sd sqrt(2.5), half-width t(4) sd / sqrt(5).
   const Interval i = mean_interval({1, 2, 3, 4, 5});
   const double half = 2.776 * std::sqrt(2.5) / std::sqrt(5.0);
@@ -33,7 +33,7 @@ TEST(XiongStats, MeanIntervalIsTheTInterval) {
   EXPECT_TRUE(std::isinf(one.low) && std::isinf(one.high));
 }
 
-TEST(XiongStats, PairedDifferenceUsesThePerSeedDifferences) {
+TEST(Stats, PairedDifferenceUsesThePerSeedDifferences) {
   // Large seed-to-seed spread, constant difference: the paired interval is a point.
   const Interval d = paired_difference({10, 20, 30, 40}, {9, 19, 29, 39});
   EXPECT_DOUBLE_EQ(d.estimate, 1.0);
@@ -42,14 +42,14 @@ TEST(XiongStats, PairedDifferenceUsesThePerSeedDifferences) {
   EXPECT_EQ(paired_difference({1, NAN, 3}, {0, 0, NAN}).n, 1);
 }
 
-TEST(XiongStats, LogRatioIsAGeometricMean) {
+TEST(Stats, LogRatioIsAGeometricMean) {
   const Interval r = log_ratio({2, 8}, {1, 2});  // ratios 2 and 4: geometric mean sqrt(8)
   EXPECT_NEAR(r.estimate, std::sqrt(8.0), 1e-12);
   EXPECT_LT(r.low, r.estimate);
   EXPECT_GT(r.high, r.estimate);
 }
 
-TEST(XiongStats, BootstrapIsReproducibleAndCoversTheEstimate) {
+TEST(Stats, BootstrapIsReproducibleAndCoversTheEstimate) {
   const std::vector<double> v = {0.1, 0.4, 0.35, 0.8, 0.2, 0.5, 0.45, 0.3};
   auto mean_of = [&](const std::vector<int>& idx) {
     double s = 0;
@@ -69,14 +69,14 @@ TEST(XiongStats, BootstrapIsReproducibleAndCoversTheEstimate) {
   EXPECT_GT(a.high - a.low, 0.5 * (t.high - t.low));
 }
 
-TEST(XiongStats, TQuantileAtTheUsualDegreesOfFreedom) {
+TEST(Stats, TQuantileAtTheUsualDegreesOfFreedom) {
   EXPECT_NEAR(t_quantile_975(1), 12.706, 1e-3);
   EXPECT_NEAR(t_quantile_975(5), 2.571, 1e-3);
   EXPECT_NEAR(t_quantile_975(30), 2.042, 1e-3);
   EXPECT_NEAR(t_quantile_975(100), 1.984, 1e-3);  // the expansion
 }
 
-TEST(XiongStats, IncompleteBetaMatchesClosedForms) {
+TEST(Stats, IncompleteBetaMatchesClosedForms) {
   for (const double x : {0.0, 0.01, 0.3, 0.5, 0.77, 0.999, 1.0}) {
     EXPECT_NEAR(regularized_incomplete_beta(1, 1, x), x, 1e-14) << x;                      // uniform
     EXPECT_NEAR(regularized_incomplete_beta(3.5, 1, x), std::pow(x, 3.5), 1e-14) << x;     // I_x(a, 1) = x^a
@@ -88,7 +88,7 @@ TEST(XiongStats, IncompleteBetaMatchesClosedForms) {
   EXPECT_THROW(regularized_incomplete_beta(1, 1, 1.5), Error);
 }
 
-TEST(XiongStats, TTwoSidedPMatchesClosedFormsAndTables) {
+TEST(Stats, TTwoSidedPMatchesClosedFormsAndTables) {
   const double pi = std::acos(-1.0);
   for (const double t : {0.1, 0.5, 1.0, 2.0, 12.706, 50.0}) {
     EXPECT_NEAR(t_two_sided_p(t, 1), 1 - 2 / pi * std::atan(t), 1e-13) << t;   // Cauchy
@@ -109,7 +109,7 @@ TEST(XiongStats, TTwoSidedPMatchesClosedFormsAndTables) {
   for (int df = 1; df <= 200; ++df) EXPECT_NEAR(t_two_sided_p(t_quantile_975(df), df), 0.05, 1e-4) << df;
 }
 
-TEST(XiongStats, TIntervalsCarryTheirPValue) {
+TEST(Stats, TIntervalsCarryTheirPValue) {
   // 1..5: t = 3 / (sqrt(2.5) / sqrt(5)) = 3 sqrt(2), df 4: p = 1 - sin(th)(1 + cos(th)^2 / 2), th = atan(t / 2).
   const double t = 3 * std::sqrt(2.0), th = std::atan(t / 2);
   EXPECT_NEAR(mean_interval({1, 2, 3, 4, 5}).p_value, 1 - std::sin(th) * (1 + std::cos(th) * std::cos(th) / 2), 1e-13);
@@ -121,7 +121,7 @@ TEST(XiongStats, TIntervalsCarryTheirPValue) {
   EXPECT_NEAR(log_ratio({2, 8}, {1, 2}).p_value, 1 - 2 / std::acos(-1.0) * std::atan(3.0), 1e-13);
 }
 
-TEST(XiongStats, HolmAdjustsInTheInputOrder) {
+TEST(Stats, HolmAdjustsInTheInputOrder) {
   // Sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06, 0.04 -> running max 0.06.
   const std::vector<double> adj = holm_adjust({0.01, 0.04, 0.03, 0.005});
   const std::vector<double> want = {0.03, 0.06, 0.06, 0.02};
@@ -137,7 +137,7 @@ TEST(XiongStats, HolmAdjustsInTheInputOrder) {
   EXPECT_THROW(holm_adjust({0.1, 1.5}), Error);
 }
 
-TEST(XiongStats, PercentileIntervalInterpolatesOrderStatistics) {
+TEST(Stats, PercentileIntervalInterpolatesOrderStatistics) {
   // 0..1000: position 0.025 * 1000 = 25 and 0.975 * 1000 = 975, exactly.
   std::vector<double> draws;
   for (int i = 1000; i >= 0; --i) draws.push_back(i);  // unsorted on purpose
@@ -157,7 +157,7 @@ TEST(XiongStats, PercentileIntervalInterpolatesOrderStatistics) {
   EXPECT_TRUE(std::isnan(percentile_interval({}).first));
 }
 
-TEST(XiongStats, BootstrapUsesThe2Point5And97Point5Percentiles) {
+TEST(Stats, BootstrapUsesThe2Point5And97Point5Percentiles) {
   // A statistic that ignores the resample and counts its calls: the estimate (first call, on all
   // seeds) is -1 and the 1001 resamples give 0..1000, so the interval is exactly [25, 975].
   int calls = -1;
@@ -175,7 +175,7 @@ std::vector<double> normal_sample(Generator& gen, int n) {
   return v;
 }
 
-TEST(XiongStats, TIntervalCoversTheTrueMeanAt95Percent) {
+TEST(Stats, TIntervalCoversTheTrueMeanAt95Percent) {
   // 2000 samples of n = 8: coverage 0.95 within 3 binomial standard errors, 3 sqrt(0.95 * 0.05 / 2000)
   // = 0.0146. (A z interval, 1.96 for t(7)'s 2.365, covers 0.91 and fails.)
   Generator gen(11);
@@ -189,7 +189,7 @@ TEST(XiongStats, TIntervalCoversTheTrueMeanAt95Percent) {
   EXPECT_NEAR(rate, 0.95, 3 * std::sqrt(0.95 * 0.05 / samples));
 }
 
-TEST(XiongStats, PercentileBootstrapOfTheMeanUndercoversAtSmallN) {
+TEST(Stats, PercentileBootstrapOfTheMeanUndercoversAtSmallN) {
   // The percentile interval of a mean is about mean ± 1.96 s sqrt((n-1)/n) / sqrt(n): a normal quantile
   // for a t one and the plug-in variance. At n = 20 that is |T_19| <= 1.96 sqrt(19/20) = 1.910, which
   // covers 0.929, not 0.95 (this generator: 0.934 with B = 400 resamples, 0.932 with B = 2000). Band:
@@ -213,57 +213,5 @@ TEST(XiongStats, PercentileBootstrapOfTheMeanUndercoversAtSmallN) {
   EXPECT_LE(rate, 0.955);
 }
 
-Verdict with(double est, double lo, double hi) {
-  Verdict v;
-  v.estimate = {est, lo, hi, 5, "t"};
-  return v;
-}
-
-TEST(XiongStats, DirectionVerdictsFollowTheInterval) {
-  Verdict v = with(0.5, 0.1, 0.9);
-  v.decide_direction(0.0, Side::Above);
-  EXPECT_EQ(v.verdict, "reproduced");
-  v.decide_direction(0.0, Side::Below);
-  EXPECT_EQ(v.verdict, "contradicted");
-  v = with(0.5, -0.1, 0.9);
-  v.decide_direction(0.0, Side::Above);
-  EXPECT_EQ(v.verdict, "inconclusive");
-  v = with(-0.5, -0.9, -0.2);
-  v.decide_direction(0.0, Side::Below);
-  EXPECT_EQ(v.verdict, "reproduced");
-  v = with(1.5, 1.1, 1.9);  // a ratio against 1
-  v.decide_direction(1.0, Side::Above);
-  EXPECT_EQ(v.verdict, "reproduced");
-  EXPECT_NE(v.criterion.find("above 1"), std::string::npos) << v.criterion;
-  Verdict missing;
-  missing.decide_direction(0.0, Side::Above);
-  EXPECT_EQ(missing.verdict, "inconclusive");
-}
-
-TEST(XiongStats, EquivalenceVerdictsFollowTheInterval) {
-  Verdict v = with(0.05, -0.1, 0.12);
-  v.decide_equivalence(0.0, 0.15);
-  EXPECT_EQ(v.verdict, "reproduced");
-  v = with(0.1, -0.1, 0.2);  // straddles the margin
-  v.decide_equivalence(0.0, 0.15);
-  EXPECT_EQ(v.verdict, "inconclusive");
-  v = with(0.4, 0.3, 0.5);
-  v.decide_equivalence(0.0, 0.15);
-  EXPECT_EQ(v.verdict, "contradicted");
-}
-
-TEST(XiongStats, VerdictJsonHasTheDocumentedFields) {
-  Verdict v = with(0.5, 0.1, INFINITY);
-  v.id = "E3a";
-  v.steps = 2000;
-  v.decide_direction(0.0, Side::Above);
-  const nlohmann::json j = v.to_json();
-  for (const char* key : {"id", "claim", "n_seeds", "steps", "estimate", "ci_low", "ci_high", "criterion", "verdict"})
-    EXPECT_TRUE(j.contains(key)) << key;
-  EXPECT_TRUE(j["ci_high"].is_null());  // infinite bounds become null
-  EXPECT_EQ(j["verdict"], "reproduced");
-  EXPECT_EQ(j["steps"], 2000);
-}
-
 }  // namespace
-}  // namespace normlab::xiong
+}  // namespace normlab::stats

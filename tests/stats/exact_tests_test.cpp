@@ -1,17 +1,15 @@
-// The registered tests of v4 (xiong/exact_tests.h, rmst in xiong/survival.h) on cases whose answers
-// are computed by hand in the comments, the coverage of the median-ratio bootstrap by simulation,
-// and Wortsman's S with the best rate not first.
+// The registered tests of v4 (stats/exact_tests.h, rmst in stats/survival.h) on cases whose answers
+// are computed by hand in the comments, the coverage of the median-ratio bootstrap by simulation.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "core/error.h"
 #include "core/random.h"
-#include "xiong/exact_tests.h"
-#include "xiong/outcomes.h"
-#include "xiong/survival.h"
+#include "stats/exact_tests.h"
+#include "stats/survival.h"
 
-namespace normlab::xiong {
+namespace normlab::stats {
 namespace {
 
 // d = {1, 2, 3}: the 8 signed sums are 6, 4, 2, 0, 0, -2, -4, -6; |sum| >= 6 in 2 of 8.
@@ -43,6 +41,13 @@ TEST(ExactTests, FisherOnTablesComputedByHand) {
   EXPECT_NEAR(all_or_none.p_two_sided, 2.0 / 252, 1e-12);
   EXPECT_NEAR(all_or_none.p_greater, 1.0 / 252, 1e-12);
   EXPECT_NEAR(fisher_exact(0, 5, 0, 5).p_two_sided, 1.0, 1e-12);  // nobody learned: no evidence
+  // Ties that floating point breaks: 1 of 2 against 2 of 8 has P(X = 0, 1, 2) = 21, 21, 3 (/45), and
+  // 1 of 3 against 1 of 7 has P(X = 0, 1, 2) = 56, 56, 8 (/120): every table is as likely as the
+  // observed one or less, so p = 1 (SciPy's fisher_exact says 1.0 for both). The two equal
+  // probabilities come out of lgamma a few ulp apart, so a rule without the 1e-7 tolerance gives
+  // 24/45 and 64/120 (planted and seen red).
+  EXPECT_NEAR(fisher_exact(1, 2, 2, 8).p_two_sided, 1.0, 1e-12);
+  EXPECT_NEAR(fisher_exact(1, 3, 1, 7).p_two_sided, 1.0, 1e-12);
   EXPECT_NEAR(fisher_exact(0, 10, 10, 10).p_two_sided, 2.0 / 184756, 1e-15);  // 1 / C(20, 10), both tails
   EXPECT_THROW((void)fisher_exact(6, 5, 0, 5), Error);
   EXPECT_THROW((void)fisher_exact(0, 0, 0, 0), Error);
@@ -79,6 +84,9 @@ TEST(ExactTests, RestrictedMeanSurvivalTimeByHand) {
   EXPECT_NEAR(r.high - r.estimate, 1.959963984540054 * std::sqrt(50000.0 / 16), 1e-6);
   const Interval diff = rmst_difference({{100, true}, {100, true}, {150, true}}, plain, 400);
   EXPECT_NEAR(diff.estimate, 350.0 / 3 - 250, 1e-9);
+  // Variances add: {100, 100, 150} has sum (x - 350/3)^2 / 3^2 = (5000/3) / 9 = 5000/27, plain 50000/16.
+  EXPECT_NEAR(diff.high - diff.estimate, 1.959963984540054 * std::sqrt(5000.0 / 27 + 50000.0 / 16), 1e-6);
+  EXPECT_NEAR(diff.estimate - diff.low, 1.959963984540054 * std::sqrt(5000.0 / 27 + 50000.0 / 16), 1e-6);
   EXPECT_LT(diff.p_value, 0.05);
   EXPECT_THROW((void)rmst(plain, 0), Error);
 }
@@ -87,7 +95,8 @@ TEST(ExactTests, RestrictedMeanSurvivalTimeByHand) {
 // exponential times to a target, medians 100 and 200 (true ratio 0.5), no censoring, 300 simulated
 // studies. Measured here: 0.96 at n = 10 and at n = 5 per group (percentile intervals of a
 // median can run short at small n; these do not). The bounds fail for an interval half as wide
-// (coverage 0.73 at n = 10 and 0.67 at n = 5, planted and seen red).
+// (coverage 0.73 at n = 10 and 0.67 at n = 5, planted and seen red), and the upper bound 0.99 fails
+// for one far too wide (low halved and high doubled: planted and seen red).
 double median_ratio_coverage(int n, uint64_t seed) {
   Generator gen(seed);
   auto draw = [&](double median) {
@@ -110,17 +119,9 @@ TEST(ExactTests, MedianRatioBootstrapCoversAtTheSuitesRunCounts) {
   RecordProperty("coverage_n5", std::to_string(at5));
   EXPECT_GE(at10, 0.88) << "n = 10";
   EXPECT_GE(at5, 0.85) << "n = 5";
-}
-
-// S = mean(capped) - min(capped): with the best loss at the second rate, S = 2 - 1 = 1 (a bug that
-// took the first rate's loss as the best would give 2 - 3 = -1); best last: S = (3 + 2 + 1)/3 - 1.
-TEST(ExactTests, WortsmanSensitivityUsesTheBestRateNotTheFirst) {
-  EXPECT_DOUBLE_EQ(lr_sensitivity({3.0, 1.0, 2.0}), 1.0);
-  EXPECT_DOUBLE_EQ(lr_sensitivity({3.0, 2.0, 1.0}), 1.0);
-  EXPECT_DOUBLE_EQ(lr_sensitivity({1.0, 2.0, 3.0}), 1.0);
-  EXPECT_DOUBLE_EQ(lr_sensitivity({2.0, 2.0}), 0.0);
-  EXPECT_TRUE(std::isnan(lr_sensitivity({1.0, NAN})));
+  EXPECT_LE(at10, 0.99) << "n = 10";
+  EXPECT_LE(at5, 0.99) << "n = 5";
 }
 
 }  // namespace
-}  // namespace normlab::xiong
+}  // namespace normlab::stats

@@ -1,12 +1,12 @@
-#include "xiong/exact_tests.h"
+#include "stats/exact_tests.h"
 
 #include <algorithm>
 #include <cstdint>
 
 #include "core/error.h"
-#include "xiong/stats.h"
+#include "stats/stats.h"
 
-namespace normlab::xiong {
+namespace normlab::stats {
 
 namespace {
 
@@ -96,4 +96,4 @@ TestResult tost_paired(const std::vector<double>& differences, double low, doubl
   return r;
 }
 
-}  // namespace normlab::xiong
+}  // namespace normlab::stats

@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "xiong/stats.h"
+#include "stats/stats.h"
 
-namespace normlab::xiong {
+namespace normlab::stats {
 
 struct TimeToEvent {
   double time = NAN;     // the step at which the target was first reached, or the last step evaluated
@@ -110,4 +110,4 @@ double bounded_median(const std::vector<TimeToEvent>& runs);
 Interval median_ratio(const std::vector<TimeToEvent>& a, const std::vector<TimeToEvent>& b,
                       int resamples = 2000, uint64_t seed = 20200212);
 
-}  // namespace normlab::xiong
+}  // namespace normlab::stats

@@ -1,5 +1,4 @@
-// Statistics of the Xiong reproduction: 95% confidence intervals over seeds and the three-way
-// verdict decided on an interval.
+// normlab_stats: 95% confidence intervals over seeds (the Xiong suite's statistics, needing only core).
 //
 // Intervals (every one at 95%, the method named in Interval::method):
 //   mean_interval        Student t over the values (n - 1 degrees of freedom)
@@ -9,12 +8,8 @@
 //                        sets (with replacement), B resamples from a fixed generator (reproducible)
 // The t methods also carry the two-sided p-value of "no effect" (estimate == 0; log-ratio == 0, i.e.
 // ratio == 1). holm_adjust corrects a family of such p-values for multiplicity.
-// Time-to-event statistics (Kaplan-Meier, log-rank) are in xiong/survival.h.
-// Verdicts (Verdict::decide_*): the predicted effect's interval against "no effect":
-//   direction    reproduced if the interval excludes `null` on the predicted side, contradicted if it
-//                excludes it on the other side, otherwise inconclusive
-//   equivalence  ("is flat", "is 1.5"): reproduced if the interval lies inside center ± margin,
-//                contradicted if it lies wholly outside, otherwise inconclusive
+// Time-to-event statistics (Kaplan-Meier, log-rank, RMST) are in stats/survival.h, the exact tests
+// (sign flip, Fisher, TOST) in stats/exact_tests.h.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -23,9 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-namespace normlab::xiong {
+namespace normlab::stats {
 
 struct Interval {
   double estimate = NAN, low = NAN, high = NAN;
@@ -78,34 +71,4 @@ double median_of(std::vector<double> values);
 // "0.123 [0.101, 0.145]" (significant digits); "-" when invalid.
 std::string interval_text(const Interval& i, int digits = 3);
 
-enum class Side { Above, Below };  // the predicted side of the null value
-
-// One claim of the paper (or of later work) and what the measurements say about it.
-struct Verdict {
-  std::string id;         // "E1a"
-  std::string claim;      // the statement, short
-  std::string paper;      // the paper's statement and number
-  std::string quantity;   // what `estimate` measures ("Post-LN exponent of L", "final loss, none - long (nats)")
-  Interval estimate;
-  int64_t steps = 0;      // training steps behind it; 0 for init-time probes
-  std::string criterion;  // the rule, with its numbers (filled by decide_*)
-  std::string verdict = "inconclusive";  // reproduced | contradicted | inconclusive
-  std::string note;       // context: the groups compared, their means
-  std::string task;       // training claims: "copy" or "text"; "" for init-time probes
-  std::string schedule;   // training claims: the compared arms' schedules, in words
-
-  double null_value = NAN;  // decide_direction's null (the p-value tests estimate == null_value)
-  void decide_direction(double null_value, Side predicted);
-  // The two-sided p-value of estimate == null_value behind a direction verdict: from the t interval
-  // (t, paired t; log-ratio t on the log scale), the log-rank p of a Kaplan-Meier comparison
-  // (estimate.p_value), NaN for bootstrap intervals and equivalence claims. The 95% interval
-  // excludes the null exactly when p < 0.05.
-  double p_value() const;
-  void decide_equivalence(double center, double margin);  // within [center - margin, center + margin]
-  void decide_within(double low, double high);             // the same rule for any range (ratios)
-  nlohmann::json to_json() const;
-  // The verdict to_json wrote (missing fields keep their defaults; null numbers are NaN).
-  static Verdict from_json(const nlohmann::json& j);
-};
-
-}  // namespace normlab::xiong
+}  // namespace normlab::stats

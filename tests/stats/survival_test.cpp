@@ -6,9 +6,9 @@
 
 #include "core/error.h"
 #include "core/random.h"
-#include "xiong/survival.h"
+#include "stats/survival.h"
 
-namespace normlab::xiong {
+namespace normlab::stats {
 namespace {
 
 // Eight runs, given out of order. Times: 1, 2, 2, 2+, 3+, 4, 5+, 6 ("+": censored). The tie at 2
@@ -25,7 +25,7 @@ std::vector<TimeToEvent> textbook_runs() {
   return {{4, true}, {2, false}, {1, true}, {6, true}, {2, true}, {3, false}, {5, false}, {2, true}};
 }
 
-TEST(XiongSurvival, KaplanMeierMatchesTheHandComputedTable) {
+TEST(Survival, KaplanMeierMatchesTheHandComputedTable) {
   const KaplanMeier km = kaplan_meier(textbook_runs());
   EXPECT_EQ(km.n, 8);
   EXPECT_EQ(km.reached, 5);
@@ -49,7 +49,7 @@ TEST(XiongSurvival, KaplanMeierMatchesTheHandComputedTable) {
   EXPECT_EQ(km.survival_at(100.0), 0.0);
 }
 
-TEST(XiongSurvival, KaplanMeierDropsNonFiniteTimesAndRejectsNegativeOnes) {
+TEST(Survival, KaplanMeierDropsNonFiniteTimesAndRejectsNegativeOnes) {
   std::vector<TimeToEvent> runs = textbook_runs();
   runs.push_back({NAN, true});
   runs.push_back({INFINITY, false});
@@ -62,7 +62,7 @@ TEST(XiongSurvival, KaplanMeierDropsNonFiniteTimesAndRejectsNegativeOnes) {
   }
 }
 
-TEST(XiongSurvival, MedianAndItsBrookmeyerCrowleyInterval) {
+TEST(Survival, MedianAndItsBrookmeyerCrowleyInterval) {
   // Textbook runs: S first <= 1/2 at 4 (5/12). The lower band is 0.387 <= 1/2 already at t = 1; the
   // upper band stays above 1/2 (0.98, 0.86, 0.75) until S = 0 at 6.
   const Interval m = median_time(textbook_runs());
@@ -87,7 +87,7 @@ TEST(XiongSurvival, MedianAndItsBrookmeyerCrowleyInterval) {
   EXPECT_EQ(m20.high, 15.0);
 }
 
-TEST(XiongSurvival, MedianWithoutCensoringIsTheSampleMedian) {
+TEST(Survival, MedianWithoutCensoringIsTheSampleMedian) {
   const std::vector<std::vector<double>> samples = {{3, 1, 2, 5, 4}, {1, 2, 3, 3}, {1, 2, 2, 3}, {7, 7}, {4}};
   for (const std::vector<double>& times : samples) {
     std::vector<TimeToEvent> runs;
@@ -96,7 +96,7 @@ TEST(XiongSurvival, MedianWithoutCensoringIsTheSampleMedian) {
   }
 }
 
-TEST(XiongSurvival, MedianNotReachedIsInfinite) {
+TEST(Survival, MedianNotReachedIsInfinite) {
   const Interval none = median_time(std::vector<TimeToEvent>{{10, false}, {20, false}, {30, false}});
   EXPECT_EQ(none.n, 3);
   EXPECT_EQ(none.estimate, INFINITY);
@@ -111,7 +111,7 @@ TEST(XiongSurvival, MedianNotReachedIsInfinite) {
   EXPECT_TRUE(std::isnan(empty.estimate));
 }
 
-TEST(XiongSurvival, ReachedFractionHasWilsonBounds) {
+TEST(Survival, ReachedFractionHasWilsonBounds) {
   // 3 of 10: p = 0.3, Wilson (p + z^2/2n ± z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n) = [0.10779, 0.60322].
   std::vector<TimeToEvent> runs;
   for (int i = 0; i < 10; ++i) runs.push_back({static_cast<double>(100 + i), i < 3});
@@ -129,7 +129,7 @@ TEST(XiongSurvival, ReachedFractionHasWilsonBounds) {
   EXPECT_EQ(reached_fraction({}).n, 0);
 }
 
-TEST(XiongSurvival, LogRankMatchesAHandComputedExample) {
+TEST(Survival, LogRankMatchesAHandComputedExample) {
   // a: 1, 3; b: 2, 3+ (censored at 3, the time of a's event: still at risk there).
   //   t   n_a n_b  d  d_a   E_a term       V term
   //   1    2   2   1   1    1 * 2/4        1 * (1/2)(1/2) * 3/3 = 1/4
@@ -153,7 +153,7 @@ TEST(XiongSurvival, LogRankMatchesAHandComputedExample) {
   EXPECT_NEAR(tied.p_value, 0.31664575312551146, 1e-12);
 }
 
-TEST(XiongSurvival, LogRankOnIdenticalAndOnSeparatedGroups) {
+TEST(Survival, LogRankOnIdenticalAndOnSeparatedGroups) {
   std::vector<TimeToEvent> a, late;
   for (int i = 1; i <= 10; ++i) {
     a.push_back({static_cast<double>(10 * i), i % 3 != 0});
@@ -178,7 +178,7 @@ std::vector<TimeToEvent> reached_at(const std::vector<double>& times) {
   return out;
 }
 
-TEST(XiongSurvival, MedianRatioWithABootstrapInterval) {
+TEST(Survival, MedianRatioWithABootstrapInterval) {
   const std::vector<TimeToEvent> a = reached_at({2, 4, 6, 8, 10}), b = reached_at({1, 2, 3, 4, 5});
   const Interval r = median_ratio(a, b, 500), again = median_ratio(a, b, 500);
   EXPECT_EQ(r.n, 10);
@@ -197,7 +197,7 @@ TEST(XiongSurvival, MedianRatioWithABootstrapInterval) {
 // A median that is not reached is bounded by the longest time observed (the KM curve is above 1/2
 // up to it): never {10+, 10+} has median > 10, so never / fast (median 2) is at least 5 and
 // fast / never at most 0.2, never 0 or inf.
-TEST(XiongSurvival, MedianRatioBoundsAMedianThatIsNotReached) {
+TEST(Survival, MedianRatioBoundsAMedianThatIsNotReached) {
   const std::vector<TimeToEvent> never = {{10, false}, {10, false}}, fast = reached_at({1, 2, 3});
   EXPECT_EQ(bounded_median(never), 10.0);
   EXPECT_EQ(bounded_median(fast), 2.0);
@@ -226,7 +226,7 @@ TEST(XiongSurvival, MedianRatioBoundsAMedianThatIsNotReached) {
 // close to the nominal 95% at this n (0.955, 0.943, 0.946 with generator seeds 7, 8, 9); the band
 // [0.93, 0.97] is 0.95 ± about 3 Monte Carlo standard errors (sqrt(0.95 * 0.05 / 1000) = 0.007).
 // Swapping the band edges, or a band that ignores the variance, covers far less.
-TEST(XiongSurvival, MedianIntervalCoversTheTrueMedian) {
+TEST(Survival, MedianIntervalCoversTheTrueMedian) {
   Generator gen(7);
   const int samples = 1000, n = 40;
   int covered = 0;
@@ -245,4 +245,4 @@ TEST(XiongSurvival, MedianIntervalCoversTheTrueMedian) {
 }
 
 }  // namespace
-}  // namespace normlab::xiong
+}  // namespace normlab::stats

@@ -1,4 +1,4 @@
-#include "xiong/survival.h"
+#include "stats/survival.h"
 
 #include <algorithm>
 #include <tuple>
@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/random.h"
 
-namespace normlab::xiong {
+namespace normlab::stats {
 
 namespace {
 
@@ -246,4 +246,4 @@ Interval rmst_difference(const std::vector<TimeToEvent>& a, const std::vector<Ti
   return out;
 }
 
-}  // namespace normlab::xiong
+}  // namespace normlab::stats

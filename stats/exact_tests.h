@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace normlab::xiong {
+namespace normlab::stats {
 
 struct TestResult {
   double estimate = NAN;  // the mean difference (sign flip, TOST); the count difference a - b (Fisher)
@@ -43,4 +43,4 @@ FisherResult fisher_exact(int a, int n_a, int b, int n_b);
 // low < high; NaN p for fewer than 2 finite differences.
 TestResult tost_paired(const std::vector<double>& differences, double low, double high);
 
-}  // namespace normlab::xiong
+}  // namespace normlab::stats
