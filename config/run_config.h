@@ -35,7 +35,7 @@ struct TrainConfig {
   int64_t batch_size = 12;
   int64_t context = 64;            // T of each training window (<= model.context_length)
   uint64_t seed = 1;               // data order and dropout (model.seed sets the weights)
-  int threads = 0;                 // 0 = library default
+  int threads = 0;                 // 0 = the idle cores (core/backend.h default_thread_count), at least 1
   Device device = Device::cpu();
   double divergence_loss = 0;      // a loss above this (or NaN/Inf anywhere) marks the run diverged;
                                    // 0: above 1.5 ln(vocab size) after schedule.warmup_steps (not step 0)

@@ -189,7 +189,11 @@ HostMemoryStats host_memory_stats();
 void reset_host_memory_peak();
 
 // Threads used by the CPU kernels and OpenBLAS (0 = leave the library defaults).
+// n <= 0 (train.threads = 0, "all cores") means the idle cores: default_thread_count over
+// /proc/loadavg's 1-minute load, so runs sharing a busy machine do not oversubscribe it.
 void set_num_threads(int n);
+// The cores the load leaves idle, rounded to the nearest core, at least 1 and at most `cores`.
+int default_thread_count(int cores, double load_1min);
 int num_threads();
 
 }  // namespace normlab

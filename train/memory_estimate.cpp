@@ -273,8 +273,10 @@ void check_training_memory(const RunConfig& config, bool quiet) {
                                           format_bytes(e.total()), format_bytes(available->bytes),
                                           available->source);
   const DominantKey key = dominant_memory_key(config);
-  const std::string dominant = key.key.empty() ? "" : fmt::format("; {} weighs most (half of it: {})", key.key,
-                                                                   format_bytes(key.halved_total));
+  const std::string dominant =
+      key.key.empty() ? ""
+                      : fmt::format("; halving {} saves the most: {} (the estimate becomes {})", key.key,
+                                    format_bytes(e.total() - key.halved_total), format_bytes(key.halved_total));
   if (!skip_requested())
     fail("train", "{}{}: lower it, train.batch_size, train.context or the model's size, or set "
          "NORMLAB_SKIP_MEMORY_CHECK=1 to try anyway", problem, dominant);

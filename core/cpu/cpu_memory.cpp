@@ -1,3 +1,6 @@
+#include <cstdio>
+#include <cmath>
+#include <algorithm>
 #include <cblas.h>
 #include <omp.h>
 
@@ -193,8 +196,23 @@ Backend& backend_for(Device device) {
 
 static int g_threads = 0;
 
+int default_thread_count(int cores, double load_1min) {
+  const int busy = static_cast<int>(std::lround(std::max(0.0, load_1min)));
+  return std::clamp(cores - busy, 1, std::max(cores, 1));
+}
+
+static double load_average_1min() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  double load = 0;
+  if (f != nullptr) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+    std::fclose(f);
+  }
+  return load;
+}
+
 void set_num_threads(int n) {
-  if (n <= 0) return;
+  if (n <= 0) n = default_thread_count(omp_get_num_procs(), load_average_1min());
   g_threads = n;
   omp_set_num_threads(n);
   openblas_set_num_threads(n);

@@ -146,7 +146,9 @@ TEST(MemoryEstimate, RunThatCannotFitIsRefusedBeforeItStarts) {
   const std::string msg = test::error_of([&] { train(c, quiet); });
   EXPECT_NE(msg.find("[train] memory estimate 4.0 PiB exceeds the"), std::string::npos) << msg;
   EXPECT_NE(msg.find("NORMLAB_SKIP_MEMORY_CHECK=1"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("model.context_length weighs most (half of it: 2.0 PiB)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("halving model.context_length saves the most: 2.0 PiB (the estimate becomes 2.0 PiB)"),
+            std::string::npos)
+      << msg;
   EXPECT_FALSE(std::filesystem::exists(s.dir.file("runs")));
   ::setenv("NORMLAB_SKIP_MEMORY_CHECK", "1", 1);
   const std::string skipped = test::error_of([&] { train(c, quiet); });
