@@ -25,7 +25,7 @@
 namespace normlab::stats {
 
 struct TestResult {
-  double estimate = NAN;  // the mean difference (sign flip, TOST); the count difference a - b (Fisher)
+  double estimate = NAN;  // the mean difference (sign flip, TOST)
   double p_value = NAN;   // two-sided (TOST: the larger one-sided p)
   int n = 0;              // differences (or runs) behind it
   std::string method;
