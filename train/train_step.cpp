@@ -22,7 +22,8 @@ uint64_t dropout_seed(const RunConfig& c, int64_t step, int rank) {
 
 // Why step `step` (0-based: the update number step + 1) diverged ("" if it did not): NaN/Inf
 // anywhere, or a loss above train.divergence_loss; its default 0 means 1.5 ln V (V = the
-// vocabulary size, chance = ln V) once the warmup is over, the Xiong suite's definition; never at
+// vocabulary size, chance = ln V) once the warmup is over (the Xiong suite's threshold; the suite
+// itself counts it from step 100, xiong/training.h apply_divergence_rule); never at
 // step 0, whose loss is the initialization's (no update has been made: nothing has diverged yet).
 std::string divergence_reason(double loss_value, double grad_norm, const RunConfig& c, int64_t step) {
   if (!std::isfinite(loss_value)) return fmt::format("loss is {}", loss_value);

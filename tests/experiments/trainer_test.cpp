@@ -106,7 +106,7 @@ TEST(Trainer, ResumingACompletedRunChangesNothing) {
 }
 
 // The default divergence rule (train.divergence_loss = 0): a loss above 1.5 ln V once the warmup is
-// over, the Xiong suite's definition; an explicit train.divergence_loss is an absolute limit instead.
+// over (the Xiong suite's threshold; the suite counts it from step 100); an explicit train.divergence_loss is an absolute limit instead.
 TEST(Trainer, DefaultDivergenceIsOneAndAHalfLnVAfterTheWarmup) {
   TinyRun t;  // the copy task, V = 8: 1.5 ln 8 = 3.119
   const TrainResult high = train(t.config({"train.name=high", "optim.lr=0.5", "train.steps=200"}), quiet_options());
