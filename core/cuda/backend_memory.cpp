@@ -192,31 +192,18 @@ void CudaBackend::fill(Tensor& out, double value) {
 
 namespace {
 
-template <typename S>
-void copy_from(const Tensor& src, const cuda::Dims& dims, Tensor& dst, cudaStream_t stream) {
-  const S* s = static_cast<const S*>(src.raw_data());
-  const int64_t n = dst.numel();
-  cudaError_t err = cudaSuccess;
-  switch (dst.dtype()) {
-    case DType::F32:
-      err = cuda::copy_strided(s, dims, dev<float>(dst), n, stream);
-      break;
-    case DType::F64:
-      err = cuda::copy_strided(s, dims, dev<double>(dst), n, stream);
-      break;
-    case DType::I32:
-      err = cuda::copy_strided(s, dims, dev<int32_t>(dst), n, stream);
-      break;
-    case DType::BF16:
-      err = cuda::copy_strided(s, dims, dev<__nv_bfloat16>(dst), n, stream);
-      break;
-    case DType::F16:
-      err = cuda::copy_strided(s, dims, dev<__half>(dst), n, stream);
-      break;
-    default:
-      fail("copy", "unsupported destination dtype {} on cuda", dtype_name(dst.dtype()));
+// Calls f(T{}) with T the CUDA storage type of `dtype` (float, double, int32_t, __nv_bfloat16,
+// __half: the same bits as normlab's); throws "[copy] unsupported <role> dtype ..." otherwise.
+template <typename F>
+void storage_dispatch(DType dtype, const char* role, F&& f) {
+  switch (dtype) {
+    case DType::F32: return f(float{});
+    case DType::F64: return f(double{});
+    case DType::I32: return f(int32_t{});
+    case DType::BF16: return f(__nv_bfloat16{});
+    case DType::F16: return f(__half{});
+    default: fail("copy", "unsupported {} dtype {} on cuda", role, dtype_name(dtype));
   }
-  check_kernel(err, "copy_strided");
 }
 
 }  // namespace
@@ -236,25 +223,15 @@ void CudaBackend::copy_strided(const Tensor& src, Tensor& dst) {
     dims.shape[d] = src.shape()[d];
     dims.stride[d] = src.strides()[d];
   }
-  switch (src.dtype()) {
-    case DType::F32:
-      copy_from<float>(src, dims, dst, stream_);
-      break;
-    case DType::F64:
-      copy_from<double>(src, dims, dst, stream_);
-      break;
-    case DType::I32:
-      copy_from<int32_t>(src, dims, dst, stream_);
-      break;
-    case DType::BF16:
-      copy_from<__nv_bfloat16>(src, dims, dst, stream_);
-      break;
-    case DType::F16:
-      copy_from<__half>(src, dims, dst, stream_);
-      break;
-    default:
-      fail("copy", "unsupported source dtype {} on cuda", dtype_name(src.dtype()));
-  }
+  const int64_t n = dst.numel();
+  storage_dispatch(src.dtype(), "source", [&](auto s) {
+    using S = decltype(s);
+    storage_dispatch(dst.dtype(), "destination", [&](auto d) {
+      using D = decltype(d);
+      check_kernel(cuda::copy_strided(static_cast<const S*>(src.raw_data()), dims, dev<D>(dst), n, stream_),
+                   "copy_strided");
+    });
+  });
 }
 
 void CudaBackend::copy_columns(const Tensor& src, int64_t src_start, Tensor& dst, int64_t dst_start, int64_t length) {
