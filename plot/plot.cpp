@@ -79,19 +79,19 @@ void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::s
   Chart chart;
   chart.title = title.empty() ? "Gradient norm at initialization" : title;
   chart.xlabel = "layer";
-  chart.ylabel = "gradient L2 norm at step 0";
+  chart.ylabel = "gradient L2 norm at initialization";
   chart.log_y = true;
   int max_layer = 0;
   for (size_t r = 0; r < run_dirs.size(); ++r) {
     std::string file;
     const CsvTable table = read_grad_norms(run_dirs[r], file);
-    const std::vector<double>* step0 = nullptr;
+    const std::vector<double>* init_row = nullptr;  // update 1's gradient: the model at initialization
     for (const auto& row : table.rows)
-      if (row[0] == 0.0) step0 = &row;
-    NL_CHECK(step0 != nullptr, "plot", "{} has no step-0 row (gradients at initialization)", file);
+      if (row[0] == 1.0) init_row = &row;
+    NL_CHECK(init_row != nullptr, "plot", "{} has no step-1 row (the gradient at initialization)", file);
     for (size_t m = 0; m < metrics.size(); ++m) {
       const std::map<int, int> columns = layer_columns(table, metrics[m], file);
-      if (metrics.size() == 1) chart.ylabel = metric_label(table, columns, metrics[m]) + " at step 0";
+      if (metrics.size() == 1) chart.ylabel = metric_label(table, columns, metrics[m]) + " at initialization";
       ChartSeries series;
       series.title = metrics.size() == 1 ? run_name(run_dirs[r])
                                          : fmt::format("{} ({})", run_name(run_dirs[r]), metrics[m]);
@@ -99,7 +99,7 @@ void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::s
       series.dashed = m > 0;
       series.markers = true;
       for (const auto& [layer, column] : columns) {
-        series.points.emplace_back(layer, (*step0)[column]);
+        series.points.emplace_back(layer, (*init_row)[column]);
         max_layer = std::max(max_layer, layer);
       }
       chart.series.push_back(std::move(series));

@@ -15,7 +15,7 @@ namespace normlab {
 
 inline constexpr const char* kDefaultGradMetric = "ffn.w2.weight";
 
-// (a) Gradient norm at initialisation (the step-0 row) against layer index, one line per run,
+// (a) Gradient norm at initialisation (grad_norms.csv's step-1 row: the gradient of the first update) against layer index, one line per run,
 // log-scale y.
 void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::string& output,
                           const std::string& metric = kDefaultGradMetric, const std::string& title = "");

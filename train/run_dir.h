@@ -2,12 +2,16 @@
 //   config.toml       the resolved configuration (config_to_toml), written at the start
 //   metrics.jsonl     one JSON object per line, flushed as written: {"step": 10, "train_loss": 3.2,
 //                     "lr": 0.001, "grad_norm": 1.4, "tokens_per_s": 5000}, {"step": 100, "val_loss": 3.4}
+//                     "step" counts updates from 1, as the progress line does: row s holds the loss
+//                     and gradient of update s (measured before it; step 1's are at initialization)
+//                     and the validation loss after it; the last row is step train.steps
 //                     (ffn_type "moe" adds "router_aux_loss", the unscaled load-balancing loss; train_loss
 //                     then includes router_aux_loss_coef times it)
 //                     (the keys below are what the plots read; NaN/Inf are written as null)
 //   grad_norms.csv    wide CSV: step, one column per parameter, layer.N (L2 norm over the parameters
 //                     named "blocks.N.*"), global (L2 norm over all), then any extra columns the
-//                     trainer adds (e.g. residual_rms.N); step 0 is before any update
+//                     trainer adds (e.g. residual_rms.N); numbered as metrics.jsonl (step 1: the
+//                     gradient at initialization)
 //   summary.json      written last, atomically: its presence marks the run as completed
 //   fingerprint.txt   config_fingerprint of the config the run was started with (a sweep compares it)
 //   events.out.tfevents.*   with log.tensorboard, metrics and gradient norms for TensorBoard
@@ -71,7 +75,7 @@ void remove_training_outputs(const std::filesystem::path& run_dir);
 
 // Appends JSON lines to metrics.jsonl. keep_through_step: nullopt starts a fresh file; a step
 // keeps the existing records with "step" <= it (a resumed run drops what came after its
-// checkpoint) and appends after them.
+// checkpoint, which holds `step` updates) and appends after them.
 class MetricsWriter {
  public:
   explicit MetricsWriter(const std::filesystem::path& path,

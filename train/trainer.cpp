@@ -73,10 +73,12 @@ void print_progress(bool tty, int64_t step, int64_t total, double loss, double l
 
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
-// Gradient norms and the residual-stream RMS are logged at step 0 (initialization, before any
-// update), every log.grad_norm_every steps, and at the last step (the last update's gradient).
+// Gradient norms and the residual-stream RMS are logged at the first update (the gradient at
+// initialization), at every log.grad_norm_every-th update, and at the last. `step` counts from 0
+// here; the logs number the update step + 1 (train/run_dir.h).
 bool logs_grad_norms(const RunConfig& c, int64_t step) {
-  return step == 0 || step + 1 == c.train.steps || (c.log.grad_norm_every > 0 && step % c.log.grad_norm_every == 0);
+  const int64_t update = step + 1;
+  return step == 0 || update == c.train.steps || (c.log.grad_norm_every > 0 && update % c.log.grad_norm_every == 0);
 }
 
 // What the training loop carries from one step to the next.
@@ -172,7 +174,7 @@ StepResult run_step(TrainState& s, int64_t step) {
   model.set_record_residual_rms(log_norms);  // the probe reads one number back per layer
   StepHooks hooks;
   if (log_norms)
-    hooks.on_gradients = [&] { log_grad_norms(s.files, model, step, step == s.start_step && !s.quiet, s.comm); };
+    hooks.on_gradients = [&] { log_grad_norms(s.files, model, step + 1, step == s.start_step && !s.quiet, s.comm); };
   Learner learner{model, *s.optimizer, s.scaler};
   const StepResult out = train_step(learner, c, batch, step, s.comm, hooks);
   model.set_record_residual_rms(false);
@@ -190,7 +192,7 @@ void record_divergence(TrainState& s, int64_t step, const StepResult& out) {
   s.result.anomaly = out.anomaly;
   s.result.steps_done = step;
   const nlohmann::json loss = std::isfinite(out.loss) ? nlohmann::json(out.loss) : nlohmann::json(nullptr);
-  log_metrics(s.files, {{"step", step}, {"train_loss", loss}, {"lr", out.lr}, {"diverged", out.divergence}});
+  log_metrics(s.files, {{"step", step + 1}, {"train_loss", loss}, {"lr", out.lr}, {"diverged", out.divergence}});
 }
 
 // A checkpoint after `steps_done` updates when train.checkpoint_every or the wall-time cadence
@@ -204,7 +206,9 @@ void checkpoint_when_due(TrainState& s, int64_t steps_done) {
 }
 
 // After an update: the throughput, the metrics row (with the validation loss every
-// log.eval_every steps and at the end), the progress line, and the checkpoint when due.
+// log.eval_every updates and at the end), the progress line, and the checkpoint when due. The row
+// is numbered by the update, step + 1, as the progress line is: a row logged every log.every
+// updates (and at the first) falls on the same row as an evaluation every log.eval_every.
 void after_step(TrainState& s, int64_t step, const StepResult& out, double step_seconds) {
   const RunConfig& c = s.c;
   if (step > s.start_step) {  // the first step pays one-time allocation costs
@@ -214,8 +218,9 @@ void after_step(TrainState& s, int64_t step, const StepResult& out, double step_
   const double tokens = static_cast<double>(s.tokens_per_step);
   s.tokens_per_second = s.timed_steps > 0 ? tokens * static_cast<double>(s.timed_steps) / s.train_seconds
                                           : tokens / step_seconds;
-  const bool last = step + 1 == c.train.steps;
-  nlohmann::json row = {{"step", step}, {"train_loss", out.loss}, {"lr", out.lr},
+  const int64_t update = step + 1;
+  const bool last = update == c.train.steps;
+  nlohmann::json row = {{"step", update}, {"train_loss", out.loss}, {"lr", out.lr},
                         {"grad_norm", finite_or_null(out.grad_norm)}, {"tokens_per_s", s.tokens_per_second}};
   if (s.scaler.enabled()) {
     row["loss_scale"] = s.scaler.scale();
@@ -223,17 +228,17 @@ void after_step(TrainState& s, int64_t step, const StepResult& out, double step_
     if (out.skipped) row["skipped"] = true;
   }
   if (s.moe) row["router_aux_loss"] = out.router_aux;
-  if ((c.log.eval_every > 0 && (step + 1) % c.log.eval_every == 0) || last) {
+  if ((c.log.eval_every > 0 && update % c.log.eval_every == 0) || last) {
     const double val = validation_loss(*s.model, *s.data, c, s.comm);
     row["val_loss"] = val;
     s.result.final_val_loss = val;
     s.result.best_val_loss = std::min(s.result.best_val_loss, val);
   }
-  if (step % std::max<int64_t>(c.log.every, 1) == 0 || last || out.skipped || row.contains("val_loss"))
+  if (step == 0 || update % std::max<int64_t>(c.log.every, 1) == 0 || last || out.skipped || row.contains("val_loss"))
     log_metrics(s.files, row);
-  if (!s.quiet && (s.tty || step % std::max<int64_t>(c.log.every * 10, 1) == 0 || last))
-    print_progress(s.tty, step + 1, c.train.steps, out.loss, out.lr, s.tokens_per_second, seconds_since(s.t_start));
-  if (!last) checkpoint_when_due(s, step + 1);
+  if (!s.quiet && (s.tty || step == 0 || update % std::max<int64_t>(c.log.every * 10, 1) == 0 || last))
+    print_progress(s.tty, update, c.train.steps, out.loss, out.lr, s.tokens_per_second, seconds_since(s.t_start));
+  if (!last) checkpoint_when_due(s, update);
 }
 
 // After the loop: the final status, the last checkpoint (not of a diverged run) and summary.json.

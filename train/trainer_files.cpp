@@ -60,7 +60,7 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
     // load_checkpoint checks every file before it changes anything; only a checkpoint that
     // passed may cut the logs back to its step (below) and drop the summary.
     start_step = load_checkpoint(dir.string(), model, optimizer, data_gen, &scaler);
-    keep_logs_through = start_step - 1;
+    keep_logs_through = start_step;  // rows are numbered by update: 1..start_step are done
     fs::remove(dir / run_files::kSummary);
   }
   remove_stale_checkpoint_files(dir.string());  // what a killed or failed writer left behind
@@ -143,7 +143,7 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
     summary["skipped_steps"] = scaler.state().skipped_steps;
   }
   if (result.status == RunStatus::Diverged) {
-    summary["diverged_at_step"] = result.steps_done;
+    summary["diverged_at_step"] = result.steps_done + 1;  // the update that diverged (not applied)
     summary["reason"] = result.reason;
     if (result.anomaly) summary["anomaly"] = anomaly_json(*result.anomaly);
   }

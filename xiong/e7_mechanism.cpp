@@ -41,8 +41,9 @@ std::vector<double> layer_profile(const std::vector<const RunOutcome*>& runs, co
 std::string profile_over_training(const Context& ctx, const TrainingResults& copy, const RunConfig& base) {
   const Grids& g = ctx.grids;
   const int64_t W = g.warmup_steps("long"), every = base.log.grad_norm_every;
-  // Steps logged in grad_norms.csv (multiples of grad_norm_every): init, mid-warmup, after warmup.
-  const std::vector<int64_t> steps = {0, (W / 2) / every * every, (W + every) / every * every};
+  // Updates logged in grad_norms.csv (the first, multiples of grad_norm_every): init, mid-warmup,
+  // after warmup.
+  const std::vector<int64_t> steps = {1, (W / 2) / every * every, (W + every) / every * every};
   std::string md;
   std::vector<std::vector<std::string>> rows;
   for (const std::string p : {"post", "pre"})

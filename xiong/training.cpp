@@ -49,9 +49,11 @@ void read_run(RunOutcome& out) {
   for (const nlohmann::json& r : read_metrics(dir / run_files::kMetrics)) {
     const double step = number(r, kStepKey);
     const double train = number(r, kTrainLossKey), val = number(r, kValLossKey);
+    // Row s is update s: its train loss was measured before it (row 1: at initialization), its
+    // validation loss after it.
     if (std::isfinite(train)) out.train_curve.emplace_back(step, train);
-    if (std::isfinite(val)) out.val_curve.emplace_back(step + 1, val);  // evaluated after the update
-    if (step == 0 && std::isfinite(train)) out.initial_loss = train;
+    if (std::isfinite(val)) out.val_curve.emplace_back(step, val);
+    if (step == 1 && std::isfinite(train)) out.initial_loss = train;
   }
 }
 

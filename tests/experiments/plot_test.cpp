@@ -15,11 +15,11 @@ namespace {
 using test::error_of;
 using test::ScratchDir;
 
-// A run directory with grad_norms.csv (3 layers, steps 0..200) and metrics.jsonl.
+// A run directory with grad_norms.csv (3 layers, updates 1, 50, ..., 200) and metrics.jsonl.
 std::string make_run(const ScratchDir& dir, const std::string& name, double scale) {
   const auto run = prepare_run_dir(dir.file("runs"), name, RunDirMode::fresh).path;
   GradNormWriter grads(run / run_files::kGradNorms);
-  for (int step = 0; step <= 200; step += 50) {
+  for (int step : {1, 50, 100, 150, 200}) {
     std::vector<std::pair<std::string, double>> norms = {{"tok_emb.weight", 0.5}};
     for (int layer = 0; layer < 3; ++layer) {
       norms.emplace_back(fmt::format("blocks.{}.attn.w.weight", layer), scale * (layer + 1));
@@ -103,18 +103,18 @@ TEST(Plot, ErrorsNameWhatIsMissing) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.svg")));
 }
 
-TEST(Plot, InitPlotNeedsAStepZeroRow) {
+TEST(Plot, InitPlotNeedsAStepOneRow) {
   ScratchDir dir;
   const auto run = prepare_run_dir(dir.file("runs"), "late", RunDirMode::fresh).path;
   GradNormWriter(run / run_files::kGradNorms).write(10, {{"blocks.0.ffn.w2.weight", 1.0}});
-  EXPECT_NE(error_of([&] { plot_init_grad_norms({run.string()}, dir.file("x.svg")); }).find("no step-0 row"),
+  EXPECT_NE(error_of([&] { plot_init_grad_norms({run.string()}, dir.file("x.svg")); }).find("no step-1 row"),
             std::string::npos);
 }
 
 TEST(Plot, NothingPositiveToDrawOnALogScale) {
   ScratchDir dir;
   const auto run = prepare_run_dir(dir.file("runs"), "zeros", RunDirMode::fresh).path;
-  GradNormWriter(run / run_files::kGradNorms).write(0, {{"blocks.0.ffn.w2.weight", 0.0}});
+  GradNormWriter(run / run_files::kGradNorms).write(1, {{"blocks.0.ffn.w2.weight", 0.0}});
   EXPECT_NE(error_of([&] { plot_init_grad_norms({run.string()}, dir.file("x.svg")); }).find("nothing to draw"),
             std::string::npos);
 }

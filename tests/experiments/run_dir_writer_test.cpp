@@ -104,10 +104,10 @@ TEST(RunDirWriters, SecondTrainWithTheSameNameExitsAndTheFirstRunsOn) {
   EXPECT_FALSE(test::has_ended(first));
   ::kill(first, SIGKILL);
   test::wait_or_kill(first, 30);
-  // Every line the first run wrote is a record of its own (steps 0, 1, 2, ... once each).
+  // Every line the first run wrote is a record of its own (updates 1, 2, 3, ... once each).
   const auto records = read_metrics(t.run / "metrics.jsonl");
   ASSERT_FALSE(records.empty());
-  for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(records[i]["step"], static_cast<int64_t>(i));
+  for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(records[i]["step"], static_cast<int64_t>(i) + 1);
   EXPECT_EQ(test::read_text(t.run / "config.toml").find("steps = 6\n"), std::string::npos);
 }
 

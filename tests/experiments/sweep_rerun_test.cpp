@@ -71,7 +71,7 @@ TEST(SweepRerun, PointWithAnotherConfigRunsAgainAndSaysSo) {
     EXPECT_EQ(second[i].status, RunStatus::Completed) << second[i].error;
     EXPECT_NE(second[i].fingerprint, first[i].fingerprint);
     EXPECT_EQ(summary_steps(second[i].run_dir), 4);
-    EXPECT_EQ(read_metrics(fs::path(second[i].run_dir) / run_files::kMetrics).back()["step"], 3);  // no old records
+    EXPECT_EQ(read_metrics(fs::path(second[i].run_dir) / run_files::kMetrics).back()["step"], 4);  // no old records
     EXPECT_NE(said.find("point '" + second[i].point.name + "' was run with another config (fingerprint " +
                         first[i].fingerprint + ", now " + second[i].fingerprint + ")"),
               std::string::npos) << said;

@@ -7,8 +7,8 @@ tensorboard.backend.event_processing.event_accumulator.EventAccumulator, then ch
 scalar tag, step and value is the number metrics.jsonl and grad_norms.csv hold (as a float32),
 with no tag or step missing, extra or repeated (tag names: train/tensorboard.h):
   1. a plain run;
-  2. a run killed (SIGKILL, io/fault_injection.h) while writing the checkpoint after step 5,
-     with events up to step 5 on disk and its last checkpoint at step 3, then resumed;
+  2. a run killed (SIGKILL, io/fault_injection.h) while writing the checkpoint after update 6,
+     with events up to update 6 on disk and its last checkpoint after update 3, then resumed;
   3. a copy of run 1's event file with its last record cut short, as a kill in mid-write leaves it:
      everything but the last event is read.
 Exits 77 (ctest: skipped) when the tensorboard package cannot be imported.
@@ -164,11 +164,11 @@ def main():
     killed = normlab(binary, [config, "train.name=victim"], {"NORMLAB_FAULT_INJECT": f"kill@{kill_at}"})
     assert killed.returncode == -9, f"expected SIGKILL, got {killed.returncode}: {killed.stderr}"
     before = loaded_scalars(victim)
-    assert [s for s, _ in before["train/loss"]] == list(range(6)), before["train/loss"]
+    assert [s for s, _ in before["train/loss"]] == list(range(1, 7)), before["train/loss"]
     resumed = normlab(binary, ["--resume", victim])
     assert resumed.returncode == 0, resumed.stderr
     event_file(victim)  # still one file
-    check(victim, expected_scalars(victim), "killed after step 5, resumed from step 3")
+    check(victim, expected_scalars(victim), "killed after update 6, resumed from update 3")
 
     cut = os.path.join(work, "cut")
     os.makedirs(cut)
@@ -178,11 +178,11 @@ def main():
     with open(os.path.join(cut, os.path.basename(source)), "wb") as f:
         f.write(data[:-7])  # the last record's data CRC and a few data bytes lost
     expected = expected_scalars(plain)
-    # The last event is step 11's metrics (with the final val loss). Step 11's gradient norms (the
-    # last step is always logged) were written earlier in the step, and survive.
+    # The last event is update 12's metrics (with the final val loss). Update 12's gradient norms
+    # (the last update is always logged) were written earlier in the step, and survive.
     for tag, steps in expected.items():
         if not tag.startswith(("grad_norm/", "residual_rms/")):
-            steps.pop(11, None)
+            steps.pop(12, None)
     check(cut, {tag: steps for tag, steps in expected.items() if steps}, "last record cut short")
 
 

@@ -53,7 +53,7 @@ TEST(TrainerAnomaly, ADivergedRunNamesTheFirstBadOpInSummaryJson) {
   EXPECT_EQ(named.reason.rfind("[anomaly] " + r.phase + ": op '" + r.op + "'", 0), 0u) << named.reason;
   const nlohmann::json s = t.summary("named");
   EXPECT_EQ(s["status"], "diverged");
-  EXPECT_EQ(s["diverged_at_step"], named.steps_done);
+  EXPECT_EQ(s["diverged_at_step"], named.steps_done + 1);
   EXPECT_EQ(s["reason"], named.reason);
   const nlohmann::json& a = s["anomaly"];
   EXPECT_EQ(a["phase"], r.phase);

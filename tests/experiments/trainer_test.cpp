@@ -63,7 +63,7 @@ TEST(Trainer, StoppedAndResumedRunMatchesTheUninterruptedOne) {
   const auto m_full = metrics_without_timing(t.run("full")), m_part = metrics_without_timing(t.run("part"));
   ASSERT_EQ(m_part.size(), m_full.size());
   for (size_t i = 0; i < m_full.size(); ++i) EXPECT_EQ(m_part[i], m_full[i]) << "record " << i;
-  // grad_norms.csv: the same header and rows (steps 0, 2, 4 and the last, 5), bit for bit.
+  // grad_norms.csv: the same header and rows (updates 1, 2, 4 and the last, 6), bit for bit.
   const CsvTable g_full = read_csv(t.run("full") / "grad_norms.csv"), g_part = read_csv(t.run("part") / "grad_norms.csv");
   EXPECT_EQ(g_part.columns, g_full.columns);
   ASSERT_EQ(g_full.rows.size(), 4u);
@@ -146,13 +146,13 @@ TEST(Trainer, DivergenceIsARecordedResult) {
   EXPECT_LT(r.steps_done, 6);
   const auto summary = read_summary(t.run("boom"));
   EXPECT_EQ(summary["status"], "diverged");
-  EXPECT_EQ(summary["diverged_at_step"], r.steps_done);
+  EXPECT_EQ(summary["diverged_at_step"], r.steps_done + 1);  // the update that diverged, not applied
   EXPECT_EQ(summary["reason"], r.reason);
   EXPECT_TRUE(is_completed_run(t.run("boom")));  // a result: a sweep does not run it again
   // Every step up to the divergence is logged, the last record says why.
   const auto metrics = read_metrics(t.run("boom") / "metrics.jsonl");
   ASSERT_EQ(static_cast<int64_t>(metrics.size()), r.steps_done + 1);
-  for (int64_t s = 0; s <= r.steps_done; ++s) EXPECT_EQ(metrics[s]["step"], s);
+  for (int64_t s = 0; s <= r.steps_done; ++s) EXPECT_EQ(metrics[s]["step"], s + 1);  // updates count from 1
   EXPECT_EQ(metrics.back()["diverged"], r.reason);
   // Losses never measured are null, not 0 (which would read as the best run of a sweep).
   double best_val = INFINITY;
@@ -166,13 +166,13 @@ TEST(Trainer, DivergenceIsARecordedResult) {
   }
 }
 
-// log.grad_norm_every = 4 over 6 steps: initialization, step 4 and the last step (5), never skipped.
+// log.grad_norm_every = 4 over 6 steps: update 1 (initialization), update 4 and the last (6), never skipped.
 TEST(Trainer, GradNormsAreLoggedAtTheLastStep) {
   TinyRun t;
   train(t.config({"train.name=last", "log.grad_norm_every=4"}), quiet_options());
   std::vector<double> steps;
   for (const auto& row : read_csv(t.run("last") / "grad_norms.csv").rows) steps.push_back(row[0]);
-  EXPECT_EQ(steps, (std::vector<double>{0, 4, 5}));
+  EXPECT_EQ(steps, (std::vector<double>{1, 4, 6}));
 }
 
 TEST(Trainer, GradNormsStartAtInitializationWithEveryParameterAndResidualRms) {
@@ -181,7 +181,7 @@ TEST(Trainer, GradNormsStartAtInitializationWithEveryParameterAndResidualRms) {
   train(c, quiet_options());
   const CsvTable table = read_csv(t.run("g") / "grad_norms.csv");
   ASSERT_FALSE(table.rows.empty());
-  EXPECT_EQ(table.rows[0][0], 0.0);  // step 0: before any update
+  EXPECT_EQ(table.rows[0][0], 1.0);  // update 1: its gradient is the initialization's
   c.model.vocab_size = c.data.copy_vocab;
   TransformerLM model(c.model);
   for (const auto& [name, _] : model.named_parameters()) {
