@@ -294,17 +294,28 @@ std::string config_to_toml(const RunConfig& config) {
   return out;
 }
 
-std::string config_fingerprint(const RunConfig& config) {
-  RunConfig what = config;
-  const TrainConfig defaults;
-  what.train.name = defaults.name;
-  what.train.out_dir = defaults.out_dir;
-  what.train.threads = defaults.threads;
-  what.log.tensorboard = LogConfig().tensorboard;
-  what.train.detect_anomaly = defaults.detect_anomaly;  // a diagnostic: it names what diverged
-  return hex_fingerprint(config_to_toml(what));
+namespace {
+
+// A value that reads the same as an absent key: false, 0, 0.0, "" or [].
+bool is_zero_like(const std::string& value) {
+  return value == "false" || value == "0" || value == "0.0" || value == "\"\"" || value == "[]";
 }
 
+}  // namespace
+
+std::string config_fingerprint_text(const RunConfig& config) {
+  // Where a run goes and how it is watched (detect_anomaly only names the op that diverged).
+  static const std::set<std::string> not_computed = {"train.name", "train.out_dir", "train.threads",
+                                                     "log.tensorboard", "train.detect_anomaly"};
+  std::string text = "preset = " + toml_quote(config.preset) + "\n";
+  for (const KeySpec& spec : config_detail::key_specs()) {
+    const std::string key = spec.section + "." + spec.name, value = spec.get(config);
+    if (!not_computed.count(key) && !is_zero_like(value)) text += key + " = " + value + "\n";
+  }
+  return text;
+}
+
+std::string config_fingerprint(const RunConfig& config) { return hex_fingerprint(config_fingerprint_text(config)); }
 
 std::vector<std::string> config_key_names() {
   std::vector<std::string> names;

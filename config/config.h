@@ -31,11 +31,17 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 // an equal RunConfig. Throws if a value cannot be written as TOML (a seed >= 2^63).
 std::string config_to_toml(const RunConfig& config);
 
-// A 16-hex-digit hash of config_to_toml(config) with train.name, train.out_dir, train.threads,
-// log.tensorboard and train.detect_anomaly left out (where a run goes, how many threads it uses,
-// whether it also writes its logs for TensorBoard or names the op that diverged, not what it
-// computes): equal configs give equal fingerprints. A run stores it in fingerprint.txt; a sweep compares it before reusing
-// a point's results.
+// What a run computes, as text: "section.key = value" for every key whose value is not zero-like
+// (false, 0, 0.0, "", []), with train.name, train.out_dir, train.threads, log.tensorboard and
+// train.detect_anomaly left out (where a run goes, how many threads it uses, whether it also writes
+// its logs for TensorBoard or names the op that diverged, not what it computes). A zero-like value
+// reads as an absent key, so a key added later with an "off" default leaves earlier runs'
+// fingerprints as they were, while any other change of any value (a changed default too) shows.
+std::string config_fingerprint_text(const RunConfig& config);
+
+// A 16-hex-digit hash of config_fingerprint_text: equal configs give equal fingerprints. A run
+// stores it in fingerprint.txt; a sweep compares it before reusing a point's results (long suites
+// resume across sessions and code changes by it).
 std::string config_fingerprint(const RunConfig& config);
 
 // The "section.key" names of every config key, in file order (for help texts and tests).

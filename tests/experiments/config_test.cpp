@@ -204,5 +204,31 @@ TEST(Config, ShippedConfigsLoad) {
   EXPECT_GT(found, 0);
 }
 
+
+// The fingerprint text lists every key whose value is not zero-like and no other: a key added later
+// with an "off" default cannot change the fingerprints of runs made before it existed.
+TEST(ConfigFingerprint, ListsExactlyTheKeysWithNonZeroValues) {
+  const RunConfig c;
+  const std::string text = config_fingerprint_text(c);
+  EXPECT_NE(text.find("\noptim.lr = "), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmodel.n_layers = "), std::string::npos) << text;
+  for (const char* zero : {"optim.weight_decay = ", "optim.grad_clip = ", "train.fail_on_divergence = ",
+                           "train.checkpoint_every = ", "model.dropout = "})
+    EXPECT_EQ(text.find(std::string("\n") + zero), std::string::npos) << zero << " is zero-like:\n" << text;
+  for (const char* where : {"train.name", "train.out_dir", "train.threads", "log.tensorboard"})
+    EXPECT_EQ(text.find(std::string("\n") + where + " = "), std::string::npos) << where;
+}
+
+// Whatever changes what a run computes changes the fingerprint, a value set to zero or from zero
+// included; where it goes and how many threads it uses do not.
+TEST(ConfigFingerprint, ChangesWithEveryComputedValueOnly) {
+  const std::string base = config_fingerprint(load_config("", {}));
+  for (const char* computed : {"optim.weight_decay=0.1", "train.fail_on_divergence=true", "model.dropout=0.1",
+                               "schedule.warmup_steps=10", "optim.beta1=0", "optim.lr=0.002", "train.seed=7"})
+    EXPECT_NE(config_fingerprint(load_config("", {computed})), base) << computed;
+  for (const char* placement : {"train.name=other", "train.out_dir=/tmp/x", "train.threads=2", "log.tensorboard=true"})
+    EXPECT_EQ(config_fingerprint(load_config("", {placement})), base) << placement;
+}
+
 }  // namespace
 }  // namespace normlab
