@@ -1,4 +1,4 @@
-// normlab reproduce xiong [--quick | --confirmatory] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
+// normlab reproduce xiong [--quick | --confirmatory [--analyse-only]] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
 #include <fmt/core.h>
 
 #include "cli/commands.h"
@@ -29,7 +29,11 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
   xiong->add_flag("--quiet", options->quiet, "no progress output");
   xiong->add_flag("--confirmatory", options->confirmatory,
                   "protocol v4: train the registered confirmatory runs (xiong/registration.toml) of the --only "
-                  "claims (default: all) into DIR (default runs/xiong-v4) and write DIR/confirmatory.md");
+                  "claims (default: all) into DIR (default runs/xiong-v4) and write DIR/confirmatory.md: run counts and "
+                  "the registered analysis");
+  xiong->add_flag("--analyse-only", options->analyse_only,
+                  "with --confirmatory: train nothing, analyse the runs already in DIR (also while a suite trains "
+                  "them) and rewrite DIR/confirmatory.md");
   xiong->callback([options, only, &exit_code] {
     options->only.clear();
     for (std::string id : *only) {

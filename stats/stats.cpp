@@ -135,6 +135,25 @@ std::vector<double> holm_adjust(const std::vector<double>& p_values) {
 
 Interval mean_interval(const std::vector<double>& values) { return t_interval(values, "t"); }
 
+Interval mean_interval_at(const std::vector<double>& values, double level) {
+  NL_CHECK(level > 0 && level < 1, "stats", "an interval's level must lie in (0, 1), got {}", level);
+  Interval out = mean_interval(values);
+  if (out.n < 2) return out;
+  double sq = 0;
+  for (const double x : values)
+    if (std::isfinite(x)) sq += (x - out.estimate) * (x - out.estimate);
+  const double se = std::sqrt(sq / (out.n - 1) / out.n);
+  double lo = 0, hi = 1e3;  // t_two_sided_p falls from 1 (t = 0) to 0: find p(t) = 1 - level
+  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
+    const double mid = (lo + hi) / 2;
+    (t_two_sided_p(mid, out.n - 1) > 1 - level ? lo : hi) = mid;
+  }
+  out.low = out.estimate - lo * se;
+  out.high = out.estimate + lo * se;
+  out.method = fmt::format("t ({:g}%)", level * 100);
+  return out;
+}
+
 Interval paired_difference(const std::vector<double>& a, const std::vector<double>& b) {
   NL_CHECK(a.size() == b.size(), "stats", "paired difference needs equal sizes, got {} and {}", a.size(), b.size());
   std::vector<double> d;

@@ -46,6 +46,10 @@ std::vector<double> holm_adjust(const std::vector<double>& p_values);
 
 // Non-finite values are dropped (and not counted in n). n == 1 gives an infinite interval.
 Interval mean_interval(const std::vector<double>& values);
+// The t interval of the mean at another confidence level (0 < level < 1; 0.90 for the two
+// one-sided tests of an equivalence claim): mean -+ t_{(1 + level) / 2, n - 1} se, the quantile
+// found by bisection on t_two_sided_p. mean_interval is mean_interval_at(values, 0.95).
+Interval mean_interval_at(const std::vector<double>& values, double level);
 // Pairs where either value is non-finite are dropped.
 Interval paired_difference(const std::vector<double>& a, const std::vector<double>& b);
 // Pairs with a non-positive or non-finite value are dropped.

@@ -3,8 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdio>
+#include <filesystem>
+
 #include "core/error.h"
 #include "xiong/arms.h"
+#include "xiong/outcomes.h"
+#include "xiong/registered_analysis.h"
+
+namespace fs = std::filesystem;
 
 namespace normlab::xiong {
 
@@ -24,19 +31,84 @@ void check_horizons(const Context& ctx, const Registration& reg) {
   }
 }
 
+namespace {
+
+// The suite's one divergence rule (1.5 ln V after step 100) on both tasks' runs.
+void apply_divergence_rules(const Context& ctx, ConfirmatoryRuns& runs) {
+  runs.copy.apply_divergence_rule(copy_baseline(ctx.config_path(kCopyConfigV4)).diverge_above, Baseline::kDivergenceAfter);
+  if (runs.text.size() > 0)
+    runs.text.apply_divergence_rule(text_baseline(ctx.config_path(kTextConfigV4)).diverge_above, Baseline::kDivergenceAfter);
+}
+
+std::vector<TrainPoint> task_runs(const Registration& reg, const std::string& task,
+                                  const std::function<bool(const std::string&)>& selected) {
+  std::vector<TrainPoint> points;
+  for (const RegisteredClaim& c : reg.claims) {
+    if (c.task != task || !selected(c.id)) continue;
+    const std::vector<TrainPoint> runs = reg.runs_of(c);
+    points.insert(points.end(), runs.begin(), runs.end());
+  }
+  return points;
+}
+
+// The first line a command prints ("" when it cannot run).
+std::string first_line_of(const std::string& command) {
+  std::string line;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[512];
+    if (fgets(buffer, sizeof buffer, pipe)) line = buffer;
+    pclose(pipe);
+  }
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  return line;
+}
+
+}  // namespace
+
+std::string registration_commit(const std::string& registration_path) {
+  const fs::path file = fs::absolute(registration_path);
+  auto quote = [](const std::string& text) {  // one shell word: '...' with each ' as '\''
+    std::string out = "'";
+    for (const char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+  };
+  const std::string dir = quote(file.parent_path().string()), name = quote(file.filename().string());
+  const std::string commit =
+      first_line_of(fmt::format("git -C {} log -1 --format='%H (%cs)' -- {} 2>/dev/null", dir, name));
+  if (commit.empty()) return "unknown (not in a git checkout, or never committed)";
+  const bool modified = !first_line_of(fmt::format("git -C {} status --porcelain -- {} 2>/dev/null", dir, name)).empty();
+  return commit + (modified ? " - modified since: the file differs from that commit" : "");
+}
+
+ConfirmatoryRuns read_confirmatory(const Context& ctx, const Registration& reg) {
+  auto all = [](const std::string&) { return true; };
+  ConfirmatoryRuns out;
+  out.copy = read_training(ctx, kCopyConfigV4, task_runs(reg, "copy", all), "copy");
+  out.text = read_training(ctx, kTextConfigV4, task_runs(reg, "text", all), "text");
+  apply_divergence_rules(ctx, out);
+  return out;
+}
+
+std::string confirmatory_report(const Context& ctx, const Registration& reg, const ConfirmatoryRuns& runs,
+                                const std::function<bool(const std::string&)>& selected) {
+  const double copy_learned = copy_baseline(ctx.config_path(kCopyConfigV4)).learn_below;
+  const std::vector<ClaimAnalysis> analysis = analyse_registered(reg, runs, copy_learned, NAN);
+  return fmt::format(
+      "# Xiong v4: the confirmatory runs and their registered analysis ({})\n\n"
+      "Registration: {} (protocol {}), last changed in commit {}. Confirmatory seeds {}; alpha {} family-wise "
+      "(Holm over the family \"paper\", whose init-time claims are not analysed here and count as p = 1).\n\n"
+      "## Runs\n\n{}\n## Registered analysis\n\n{}",
+      now_text(), reg.path, reg.protocol, registration_commit(reg.path), fmt::join(reg.confirmatory_seeds, ", "),
+      reg.alpha, confirmatory_status(reg, runs, selected), registered_tables(analysis, reg.alpha));
+}
+
 ConfirmatoryRuns run_confirmatory(const Context& ctx, const Registration& reg,
                                   const std::function<bool(const std::string&)>& selected) {
   check_horizons(ctx, reg);
-  std::vector<TrainPoint> copy_points, text_points;
-  for (const RegisteredClaim& c : reg.claims) {
-    if (c.task == "init" || !selected(c.id)) continue;
-    const std::vector<TrainPoint> runs = reg.runs_of(c);
-    auto& into = c.task == "text" ? text_points : copy_points;
-    into.insert(into.end(), runs.begin(), runs.end());
-  }
   ConfirmatoryRuns out;
-  out.copy = run_training(ctx, kCopyConfigV4, copy_points, "copy");
-  out.text = run_training(ctx, kTextConfigV4, text_points, "text");
+  out.copy = run_training(ctx, kCopyConfigV4, task_runs(reg, "copy", selected), "copy");
+  out.text = run_training(ctx, kTextConfigV4, task_runs(reg, "text", selected), "text");
+  apply_divergence_rules(ctx, out);
   return out;
 }
 

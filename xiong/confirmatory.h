@@ -32,6 +32,19 @@ void check_horizons(const Context& ctx, const Registration& reg);
 ConfirmatoryRuns run_confirmatory(const Context& ctx, const Registration& reg,
                                   const std::function<bool(const std::string&)>& selected);
 
+// The runs of every registered training claim as they are in ctx.out_dir (nothing trained;
+// training.h read_training), with the suite's divergence rule applied.
+ConfirmatoryRuns read_confirmatory(const Context& ctx, const Registration& reg);
+
+// confirmatory.md: the registration (file, protocol, the commit that last changed it), the runs'
+// status, and the registered analysis of every training claim (registered_analysis.h).
+std::string confirmatory_report(const Context& ctx, const Registration& reg, const ConfirmatoryRuns& runs,
+                                const std::function<bool(const std::string&)>& selected);
+
+// "<commit> (<date>)" of the last commit that changed the registration, with " - modified since"
+// when the file differs from it; "unknown (...)" outside a git checkout.
+std::string registration_commit(const std::string& registration_path);
+
 // A markdown table: per selected claim, its family, arms, seeds, horizon and how many of its runs
 // completed, diverged, failed or are missing.
 std::string confirmatory_status(const Registration& reg, const ConfirmatoryRuns& runs,

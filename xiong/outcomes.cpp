@@ -19,8 +19,10 @@ std::string Baseline::describe() const {
                      kDivergenceAfter);
 }
 
-Baseline copy_baseline(const Context& ctx) {
-  const RunConfig c = load_config(ctx.config_path(ctx.grids.copy_config));
+Baseline copy_baseline(const Context& ctx) { return copy_baseline(ctx.config_path(ctx.grids.copy_config)); }
+
+Baseline copy_baseline(const std::string& config_path) {
+  const RunConfig c = load_config(config_path);
   Baseline b;
   b.loss = std::log(static_cast<double>(c.data.copy_vocab - 1));
   b.name = fmt::format("chance (ln {})", c.data.copy_vocab - 1);
@@ -42,8 +44,10 @@ double unigram_cross_entropy(const std::string& text, const std::string& tokeniz
   return n_val > 0 ? nll / static_cast<double>(n_val) : NAN;
 }
 
-Baseline text_baseline(const Context& ctx) {
-  const RunConfig c = load_config(ctx.config_path(ctx.grids.text_config));
+Baseline text_baseline(const Context& ctx) { return text_baseline(ctx.config_path(ctx.grids.text_config)); }
+
+Baseline text_baseline(const std::string& config_path) {
+  const RunConfig c = load_config(config_path);
   NL_CHECK(c.data.source == "default", "reproduce", "the text baseline needs data.source = \"default\", got '{}'",
            c.data.source);
   Baseline b;

@@ -21,9 +21,11 @@ struct Baseline {
 
 // Copy task: uniform over the copy_vocab - 1 symbols; learned = at most half of chance.
 Baseline copy_baseline(const Context& ctx);
+Baseline copy_baseline(const std::string& config_path);  // of any copy-task config
 // Text corpus of text_config: the cross-entropy of its validation split under the training split's
 // character frequencies (add-one smoothed); learned = below it (the model uses context).
 Baseline text_baseline(const Context& ctx);
+Baseline text_baseline(const std::string& config_path);
 // The order-1 (bigram) and order-2 Markov models of text_config's text (data/markov.h: fitted on
 // the training split, scored on the validation split), drawn beside the text task's curves.
 std::vector<Baseline> text_markov_baselines(const Context& ctx);

@@ -1,6 +1,7 @@
 #include "xiong/report.h"
 
 #include <algorithm>
+#include <ctime>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -11,6 +12,14 @@
 namespace fs = std::filesystem;
 
 namespace normlab::xiong {
+
+std::string now_text() {
+  const std::time_t t = std::time(nullptr);
+  char buffer[64];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M %Z", std::localtime(&t));
+  return buffer;
+}
+
 
 void Context::log(const std::string& message) const {
   if (quiet) return;

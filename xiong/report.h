@@ -35,6 +35,9 @@ struct Section {
   std::vector<Verdict> verdicts;
 };
 
+// The local time as "2026-12-04 14:50 UTC" (report headers).
+std::string now_text();
+
 // Significant-digit formatting; "-" for non-finite.
 std::string num(double v, int digits = 3);
 // A mean with its 95% t interval over seeds: "0.123 [0.101, 0.145]"; "-" when empty.

@@ -33,13 +33,6 @@ namespace {
 
 const std::vector<std::string> kExperiments = {"E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8"};
 
-std::string now_text() {
-  const std::time_t t = std::time(nullptr);
-  char buffer[64];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M %Z", std::localtime(&t));
-  return buffer;
-}
-
 // Copies every *.toml of the config directory into out/configs (the report quotes these).
 void copy_configs(const fs::path& from, const fs::path& to) {
   fs::create_directories(to);
@@ -157,6 +150,7 @@ std::string find_config_dir(const std::string& given) {
 namespace {
 
 void check_options(const SuiteOptions& options) {
+  NL_CHECK(options.confirmatory || !options.analyse_only, "reproduce", "--analyse-only needs --confirmatory");
   NL_CHECK(!(options.confirmatory && options.quick), "reproduce", "--confirmatory runs the registered design: "
            "drop --quick");
   if (!options.confirmatory)
@@ -183,6 +177,20 @@ Context make_context(const SuiteOptions& options) {
   const std::string source_configs = find_config_dir(options.config_dir);
   ctx.source_dir = fs::path(source_configs).parent_path().parent_path();
   copy_configs(source_configs, ctx.config_dir);
+  return ctx;
+}
+
+// --analyse-only: the configs of the source tree, the results where they are; nothing written but
+// confirmatory.md.
+Context analysis_context(const SuiteOptions& options) {
+  Context ctx;
+  ctx.grids = make_grids(false);
+  ctx.out_dir = suite_out_dir(options);
+  NL_CHECK(fs::is_directory(ctx.out_dir), "reproduce", "--analyse-only: no confirmatory runs in '{}'", ctx.out_dir.string());
+  ctx.config_dir = find_config_dir(options.config_dir);
+  ctx.figures_dir = ctx.out_dir / "figures";
+  ctx.source_dir = ctx.config_dir.parent_path().parent_path();
+  ctx.quiet = options.quiet;
   return ctx;
 }
 
@@ -321,9 +329,8 @@ std::string run_confirmatory_suite(const Context& ctx, const SuiteOptions& optio
     return options.only.empty() || std::any_of(options.only.begin(), options.only.end(),
                                                [&](const std::string& t) { return claim_matches(t, id); });
   };
-  const ConfirmatoryRuns runs = run_confirmatory(ctx, reg, selected);
-  const std::string md = fmt::format("# Xiong v4: confirmatory runs ({})\n\nRegistration: {} (protocol {}).\n\n{}\n",
-                                     now_text(), reg.path, reg.protocol, confirmatory_status(reg, runs, selected));
+  const ConfirmatoryRuns runs = options.analyse_only ? read_confirmatory(ctx, reg) : run_confirmatory(ctx, reg, selected);
+  const std::string md = confirmatory_report(ctx, reg, runs, selected);
   const fs::path out = ctx.out_dir / "confirmatory.md";
   write_file_atomic(out.string(), md);
   ctx.log(fmt::format("confirmatory runs: {}", out.string()));
@@ -340,6 +347,7 @@ std::string run_xiong_suite(const SuiteOptions& options) {
   set_num_threads(1);
   // One suite per directory: --only rewrites report.md and verdicts.json from what they hold, so a
   // second writer could lose the first one's rows.
+  if (options.analyse_only) return run_confirmatory_suite(analysis_context(options), options);
   fs::create_directories(suite_out_dir(options));
   const DirectoryLock lock(suite_out_dir(options), "reproduce");
   const Context ctx = make_context(options);

@@ -16,8 +16,12 @@ struct SuiteOptions {
   bool quiet = false;
   // Protocol v4: train the registered confirmatory runs (xiong/registration.toml) of the claims in
   // `only` (every registered training claim when empty) into out_dir (default runs/xiong-v4), and
-  // write out_dir/confirmatory.md with each claim's run counts.
+  // write out_dir/confirmatory.md: each claim's run counts and the registered analysis
+  // (xiong/registered_analysis.h) of the runs there.
   bool confirmatory = false;
+  // With confirmatory: train nothing; analyse the runs already in out_dir (while a suite trains
+  // them, or after), reading the configs from the source tree, taking no lock and copying nothing.
+  bool analyse_only = false;
 };
 
 // The directory holding the suite's TOML files: options.config_dir if given, else the first of

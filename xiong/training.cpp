@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "config/config.h"
 #include "train/run_dir.h"
+#include "xiong/arms.h"
 #include "sweep/sweep.h"
 #include "xiong/verdict.h"
 
@@ -159,6 +161,23 @@ TrainingResults run_training(const Context& ctx, const std::string& config_file,
     } else {
       read_run(outcome);
     }
+    results.add(std::move(outcome));
+  }
+  return results;
+}
+
+TrainingResults read_training(const Context& ctx, const std::string& config_file, const std::vector<TrainPoint>& points,
+                              const std::string& sweep_dir) {
+  TrainingResults results;
+  const std::string config_path = ctx.config_path(config_file);
+  for (const TrainPoint& p : points) {
+    if (results.find(p)) continue;
+    RunOutcome outcome;
+    outcome.point = p;
+    outcome.run_dir = (ctx.out_dir / sweep_dir / p.sweep_point().name).string();
+    std::ifstream in(fs::path(outcome.run_dir) / run_files::kFingerprint);
+    std::string fingerprint;
+    if (in >> fingerprint && fingerprint == config_fingerprint(point_config(config_path, p))) read_run(outcome);
     results.add(std::move(outcome));
   }
   return results;

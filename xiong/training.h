@@ -63,6 +63,13 @@ class TrainingResults {
 TrainingResults run_training(const Context& ctx, const std::string& config_file, std::vector<TrainPoint> points,
                              const std::string& sweep_dir);
 
+// Reads the points' runs from ctx.out_dir / sweep_dir without training anything (the registered
+// analysis, while or after run_training trains them): a run counts when its fingerprint.txt equals
+// that of the point's config from ctx.config_path(config_file); otherwise, or without summary.json,
+// it is missing.
+TrainingResults read_training(const Context& ctx, const std::string& config_file, const std::vector<TrainPoint>& points,
+                              const std::string& sweep_dir);
+
 // Mean over runs of curves sampled at the same steps (the shortest curve's steps are kept).
 std::vector<std::pair<double, double>> mean_curve(const std::vector<const RunOutcome*>& runs, bool validation);
 

@@ -215,3 +215,30 @@ TEST(Stats, PercentileBootstrapOfTheMeanUndercoversAtSmallN) {
 
 }  // namespace
 }  // namespace normlab::stats
+
+namespace normlab::stats {
+namespace {
+
+// The 90% interval uses t_{0.95, n-1}: 1.833113 at df 9 and 1.795885 at df 11 (tables), and it
+// lies inside the 95% interval with the same centre.
+TEST(MeanIntervalAt, NinetyPercentUsesTheNinetyFifthQuantile) {
+  for (const std::vector<double>& v : {std::vector<double>{0.3, -0.1, 0.5, 0.2, 0.0, 0.4, -0.2, 0.1, 0.6, 0.3},
+                                       std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13}}) {
+    const double n = static_cast<double>(v.size());
+    double mean = 0, sq = 0;
+    for (double x : v) mean += x / n;
+    for (double x : v) sq += (x - mean) * (x - mean);
+    const double se = std::sqrt(sq / (n - 1) / n);
+    const double t95 = v.size() == 10 ? 1.833113 : 1.795885;
+    const Interval i90 = mean_interval_at(v, 0.90), i95 = mean_interval(v);
+    EXPECT_NEAR(i90.estimate, mean, 1e-12);
+    EXPECT_NEAR(i90.low, mean - t95 * se, 1e-5 * se);
+    EXPECT_NEAR(i90.high, mean + t95 * se, 1e-5 * se);
+    EXPECT_GT(i90.low, i95.low);
+    EXPECT_LT(i90.high, i95.high);
+  }
+  EXPECT_THROW(mean_interval_at({1.0, 2.0}, 1.0), std::exception);
+}
+
+}  // namespace
+}  // namespace normlab::stats

@@ -1,0 +1,69 @@
+// The registered analysis of protocol v4 (xiong/registration.toml): each training claim's
+// statistic and primary test computed from its confirmatory runs, the claim decided by its
+// registered rule, and the family "paper" adjusted together by Holm at the registration's alpha.
+//
+// Final quality of a run: the mean validation loss over its evaluations after 80% of its steps
+// (the last 20%); a diverged run (the suite's one rule, TrainingResults::apply_divergence_rule)
+// counts as its loss at initialization, as in every table since v3.
+// The statistic per primary test (the arms in the registration's order, paired by seed):
+//   exact sign-flip    d = q(arm 1) - q(arm 2); with four arms the interaction
+//                      d = (q1 - q2) - (q3 - q4); p = stats::sign_flip_test(d), estimate mean(d)
+//                      with its paired t interval
+//   TOST               d = q(arm 1) - q(arm 2); p = stats::tost_paired(d, low, high)
+//   log-rank           steps until the validation loss first reaches the target (kTimeTarget),
+//                      censored at the last evaluation (a diverged run: at its divergence); p =
+//                      stats::log_rank, estimate RMST(arm 2) - RMST(arm 1) to the horizon
+// Decisions (alpha from the registration):
+//   direction    reproduced: p < alpha with the estimate on the predicted side of the null;
+//                contradicted: p < alpha on the other side; otherwise inconclusive
+//   equivalence  reproduced: TOST p < alpha (the 90% t interval inside [low, high]); contradicted:
+//                the 95% t interval wholly outside [low, high]; otherwise inconclusive
+// A claim with a registered run missing (not trained yet) or failed is "incomplete", not decided.
+// Holm: over every claim of the family "paper"; a claim without a p-value counts as p = 1, so that
+// the family keeps its registered size (conservative while claims are incomplete).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "xiong/confirmatory.h"
+#include "xiong/registration.h"
+#include "xiong/training.h"
+#include "xiong/verdict.h"
+
+namespace normlab::xiong {
+
+// The quality a log-rank claim's runs must reach; its statistic text must name it (checked).
+inline constexpr double kTimeTarget = 0.1;
+
+struct ClaimAnalysis {
+  const RegisteredClaim* claim = nullptr;
+  int runs_expected = 0, runs_found = 0;
+  Interval estimate;           // the registered statistic with its 95% interval
+  Interval decision_interval;  // equivalence: the 90% t interval the decision used
+  double primary_p = NAN;      // the registered primary test's p-value
+  double holm_p = NAN;         // family "paper": Holm-adjusted over the whole family
+  std::string verdict = "incomplete";  // reproduced | contradicted | inconclusive | incomplete
+  std::string arms;            // each arm's final quality (or time to target) over seeds
+  std::string secondary;       // the registered secondary estimates and tests
+};
+
+// A run's final quality (above); NaN for a run without a result.
+double final_quality(const RunOutcome& run);
+
+// One training claim on its runs (already read and put through the divergence rule).
+ClaimAnalysis analyse_claim(const Registration& reg, const RegisteredClaim& claim, const TrainingResults& runs,
+                            double learned_below);
+
+// Every training claim of the registration, in file order, with Holm over the family "paper"
+// (init-time claims are not analysed here: they count as p = 1 in the family).
+std::vector<ClaimAnalysis> analyse_registered(const Registration& reg, const ConfirmatoryRuns& runs,
+                                              double copy_learned_below, double text_learned_below);
+
+// The decision of one claim from its p-value and intervals (exposed for tests).
+std::string decide_registered(const RegisteredClaim& claim, double p, const Interval& estimate,
+                              const Interval& decision_interval, double alpha);
+
+// Markdown: the family "paper" table (with Holm), then the exploratory claims apart.
+std::string registered_tables(const std::vector<ClaimAnalysis>& results, double alpha);
+
+}  // namespace normlab::xiong
