@@ -174,6 +174,20 @@ Interval log_ratio(const std::vector<double>& a, const std::vector<double>& b) {
   return out;
 }
 
+std::vector<double> bootstrap_draws(int n, const std::function<double(const std::vector<int>&)>& statistic,
+                                    int resamples, uint64_t seed) {
+  std::vector<double> values;
+  if (n <= 0) return values;
+  Generator gen(seed);
+  std::vector<int> pick(static_cast<size_t>(n));
+  for (int r = 0; r < resamples; ++r) {
+    for (int& p : pick) p = static_cast<int>(gen.below(static_cast<uint64_t>(n)));
+    const double v = statistic(pick);
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  return values;
+}
+
 Interval bootstrap(int n, const std::function<double(const std::vector<int>&)>& statistic, int resamples,
                    uint64_t seed) {
   Interval out;
@@ -183,14 +197,7 @@ Interval bootstrap(int n, const std::function<double(const std::vector<int>&)>& 
   std::vector<int> all(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
   out.estimate = statistic(all);
-  Generator gen(seed);
-  std::vector<double> values;
-  std::vector<int> pick(static_cast<size_t>(n));
-  for (int r = 0; r < resamples; ++r) {
-    for (int& p : pick) p = static_cast<int>(gen.below(static_cast<uint64_t>(n)));
-    const double v = statistic(pick);
-    if (std::isfinite(v)) values.push_back(v);
-  }
+  std::vector<double> values = bootstrap_draws(n, statistic, resamples, seed);
   if (values.empty() || n == 1) {
     out.low = -INFINITY;
     out.high = INFINITY;
@@ -200,11 +207,22 @@ Interval bootstrap(int n, const std::function<double(const std::vector<int>&)>& 
   return out;
 }
 
-std::pair<double, double> percentile_interval(std::vector<double> draws) {
+namespace {
+
+std::pair<double, double> percentiles(std::vector<double> draws, double q_low, double q_high) {
   draws.erase(std::remove_if(draws.begin(), draws.end(), [](double v) { return std::isnan(v); }), draws.end());
   if (draws.empty()) return {NAN, NAN};
   std::sort(draws.begin(), draws.end());
-  return {quantile_of_sorted(draws, 0.025), quantile_of_sorted(draws, 0.975)};
+  return {quantile_of_sorted(draws, q_low), quantile_of_sorted(draws, q_high)};
+}
+
+}  // namespace
+
+std::pair<double, double> percentile_interval(std::vector<double> draws) { return percentiles(std::move(draws), 0.025, 0.975); }
+
+std::pair<double, double> percentile_interval(std::vector<double> draws, double level) {
+  NL_CHECK(level > 0 && level < 1, "stats", "an interval's level must lie in (0, 1), got {}", level);
+  return percentiles(std::move(draws), (1 - level) / 2, (1 + level) / 2);
 }
 
 int seeds_to_decide(double sd, double half_width) {

@@ -57,6 +57,11 @@ Interval log_ratio(const std::vector<double>& a, const std::vector<double>& b);
 // statistic(indices) for indices resampled from 0 .. n - 1; non-finite results are skipped.
 Interval bootstrap(int n, const std::function<double(const std::vector<int>&)>& statistic,
                    int resamples = 4000, uint64_t seed = 20200212);
+// The finite values of `statistic` on `resamples` resampled index sets (bootstrap's draws).
+std::vector<double> bootstrap_draws(int n, const std::function<double(const std::vector<int>&)>& statistic,
+                                    int resamples = 4000, uint64_t seed = 20200212);
+// The (1 - level) / 2 and (1 + level) / 2 percentiles, as below (level 0.90 for two one-sided tests).
+std::pair<double, double> percentile_interval(std::vector<double> draws, double level);
 // The 2.5% and 97.5% percentiles of `draws` (sorted here), by linear interpolation between order
 // statistics: quantile q sits at position q (N - 1) of the sorted draws x_0 <= ... <= x_{N-1}, so
 // 0, 1, ..., 1000 gives exactly {25, 975}. Infinite draws are allowed (a bound next to an infinite

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "xiong/registered_init.h"
 #include "xiong/report.h"
 
 namespace normlab::xiong {
@@ -158,14 +159,21 @@ ClaimAnalysis analyse_claim(const Registration& reg, const RegisteredClaim& c, c
 }
 
 std::vector<ClaimAnalysis> analyse_registered(const Registration& reg, const ConfirmatoryRuns& runs,
-                                              double copy_learned_below, double text_learned_below) {
+                                              double copy_learned_below, double text_learned_below,
+                                              const nlohmann::json* init_probes) {
   std::vector<ClaimAnalysis> out;
   for (const RegisteredClaim& c : reg.claims) {
-    if (c.task == "init") continue;
+    if (c.task == "init") {
+      ClaimAnalysis pending;
+      pending.claim = &c;
+      pending.runs_expected = c.seeds;
+      out.push_back(init_probes ? analyse_init_claim(reg, c, *init_probes) : pending);
+      continue;
+    }
     const bool text = c.task == "text";
     out.push_back(analyse_claim(reg, c, text ? runs.text : runs.copy, text ? text_learned_below : copy_learned_below));
   }
-  // Holm over the whole family "paper": claims without a p (init-time, incomplete) count as 1.
+  // Holm over the whole family "paper": claims without a p (incomplete) count as 1.
   std::vector<double> family_p;
   for (const RegisteredClaim* c : reg.family("paper")) {
     auto it = std::find_if(out.begin(), out.end(), [&](const ClaimAnalysis& a) { return a.claim == c; });

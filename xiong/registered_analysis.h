@@ -1,5 +1,6 @@
 // The registered analysis of protocol v4 (xiong/registration.toml): each training claim's
-// statistic and primary test computed from its confirmatory runs, the claim decided by its
+// statistic and primary test computed from its confirmatory runs (init-time claims:
+// registered_init.h), the claim decided by its
 // registered rule, and the family "paper" adjusted together by Holm at the registration's alpha.
 //
 // Final quality of a run: the mean validation loss over its evaluations after 80% of its steps
@@ -24,6 +25,8 @@
 #pragma once
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "xiong/confirmatory.h"
 #include "xiong/registration.h"
@@ -54,10 +57,11 @@ double final_quality(const RunOutcome& run);
 ClaimAnalysis analyse_claim(const Registration& reg, const RegisteredClaim& claim, const TrainingResults& runs,
                             double learned_below);
 
-// Every training claim of the registration, in file order, with Holm over the family "paper"
-// (init-time claims are not analysed here: they count as p = 1 in the family).
+// Every claim of the registration, in file order, with Holm over the family "paper": training
+// claims from `runs`, init-time ones from `init_probes` (registered_init.h; null: incomplete).
 std::vector<ClaimAnalysis> analyse_registered(const Registration& reg, const ConfirmatoryRuns& runs,
-                                              double copy_learned_below, double text_learned_below);
+                                              double copy_learned_below, double text_learned_below,
+                                              const nlohmann::json* init_probes = nullptr);
 
 // The decision of one claim from its p-value and intervals (exposed for tests).
 std::string decide_registered(const RegisteredClaim& claim, double p, const Interval& estimate,

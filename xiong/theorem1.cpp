@@ -21,8 +21,16 @@ constexpr double kBoundExponent = -0.5, kDecayThreshold = -0.25;
 
 nlohmann::json measure_theorem1(const ModelConfig& base, const ProbeBatch& probe, const std::vector<int64_t>& depths,
                                 int seeds, bool factors) {
-  NL_CHECK(!depths.empty() && seeds >= 1, "theorem1", "needs depths and seeds >= 1, got {} depths, {} seeds",
-           depths.size(), seeds);
+  NL_CHECK(seeds >= 1, "theorem1", "needs seeds >= 1, got {}", seeds);
+  std::vector<int> list(static_cast<size_t>(seeds));
+  for (int s = 1; s <= seeds; ++s) list[static_cast<size_t>(s - 1)] = s;
+  return measure_theorem1(base, probe, depths, list, factors);
+}
+
+nlohmann::json measure_theorem1(const ModelConfig& base, const ProbeBatch& probe, const std::vector<int64_t>& depths,
+                                const std::vector<int>& seeds, bool factors) {
+  NL_CHECK(!depths.empty() && !seeds.empty(), "theorem1", "needs depths and seeds, got {} depths, {} seeds",
+           depths.size(), seeds.size());
   nlohmann::json out;
   for (const std::string& placement : kPlacements) {
     nlohmann::json block = {{kW2Last, nlohmann::json::array()}, {"residual", nlohmann::json::array()},
@@ -32,7 +40,7 @@ nlohmann::json measure_theorem1(const ModelConfig& base, const ProbeBatch& probe
       block[kFinalLnOutputGrad] = nlohmann::json::array();
       block["final_ln_site"] = placement == "pre" ? "final_norm" : "blocks.<L-1>.norm2";
     }
-    for (int seed = 1; seed <= seeds; ++seed) {
+    for (const int seed : seeds) {
       const uint64_t data_seed = 1000 + static_cast<uint64_t>(seed);
       std::vector<double> w2, input, grad;
       for (const int64_t L : depths) {
@@ -115,18 +123,31 @@ std::string fit_range_text(const std::vector<int64_t>& depths, int64_t fit_from)
   return fmt::format("L = {}..{} ({} depths)", depths[idx.front()], depths[idx.back()], idx.size());
 }
 
-Interval exponent_interval(const std::vector<std::vector<double>>& rows, const std::vector<int64_t>& depths,
-                           int64_t fit_from) {
+std::function<double(const std::vector<int>&)> exponent_statistic(const std::vector<std::vector<double>>& rows,
+                                                                 const std::vector<int64_t>& depths, int64_t fit_from) {
   const std::vector<size_t> idx = fit_indices(depths, fit_from);
   std::vector<double> x;
   for (const size_t i : idx) x.push_back(static_cast<double>(depths[i]));
-  return bootstrap(static_cast<int>(rows.size()), [&](const std::vector<int>& seeds) {
+  return [rows, idx, x](const std::vector<int>& seeds) {
     std::vector<double> mean(idx.size(), 0.0);
     for (const int s : seeds)
       for (size_t k = 0; k < idx.size(); ++k)
         mean[k] += rows[static_cast<size_t>(s)].at(idx[k]) / static_cast<double>(seeds.size());
     return loglog_slope(x, mean);
-  });
+  };
+}
+
+Interval exponent_interval(const std::vector<std::vector<double>>& rows, const std::vector<int64_t>& depths,
+                           int64_t fit_from) {
+  return bootstrap(static_cast<int>(rows.size()), exponent_statistic(rows, depths, fit_from));
+}
+
+std::vector<double> per_seed_exponents(const std::vector<std::vector<double>>& rows, const std::vector<int64_t>& depths,
+                                       int64_t fit_from) {
+  const auto statistic = exponent_statistic(rows, depths, fit_from);
+  std::vector<double> out;
+  for (size_t s = 0; s < rows.size(); ++s) out.push_back(statistic({static_cast<int>(s)}));
+  return out;
 }
 
 Interval fitted_exponent(const nlohmann::json& probe, const std::string& placement, const std::string& field,

@@ -12,6 +12,7 @@
 // with a percentile bootstrap interval over seeds (stats/stats.h).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ inline const std::string kW2Last = "w2_last", kFinalLnInput = "final_ln_input",
 // final-LN fields are left out (their second forward costs about one more forward pass).
 nlohmann::json measure_theorem1(const ModelConfig& base, const ProbeBatch& probe, const std::vector<int64_t>& depths,
                                 int seeds, bool factors = true);
+// The same for the given seeds (protocol v4: the confirmatory ones).
+nlohmann::json measure_theorem1(const ModelConfig& base, const ProbeBatch& probe, const std::vector<int64_t>& depths,
+                                const std::vector<int>& seeds, bool factors = true);
 
 std::vector<int64_t> probe_depths(const nlohmann::json& probe);
 // [seed][depth] values of `field` for `placement` (theory: the theory-setting block). Fails
@@ -49,6 +53,13 @@ std::vector<double> probe_local_slopes(const nlohmann::json& probe, const std::s
 std::vector<size_t> fit_indices(const std::vector<int64_t>& depths, int64_t fit_from);
 // "L = 6..48 (7 depths)".
 std::string fit_range_text(const std::vector<int64_t>& depths, int64_t fit_from);
+// The exponent of L fitted to the mean over the given seeds (indices into rows [seed][depth], repeats
+// allowed) at the depths >= fit_from: the statistic that exponent_interval bootstraps.
+std::function<double(const std::vector<int>&)> exponent_statistic(const std::vector<std::vector<double>>& rows,
+                                                                 const std::vector<int64_t>& depths, int64_t fit_from);
+// Each seed's own fitted exponent (E1b's one-sample t).
+std::vector<double> per_seed_exponents(const std::vector<std::vector<double>>& rows, const std::vector<int64_t>& depths,
+                                       int64_t fit_from);
 // The fitted exponent of L over the depths >= fit_from of rows [seed][depth], bootstrap over seeds.
 Interval exponent_interval(const std::vector<std::vector<double>>& rows, const std::vector<int64_t>& depths,
                            int64_t fit_from);
