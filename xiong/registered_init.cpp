@@ -61,10 +61,12 @@ void analyse_e1a(const RegisteredClaim& c, const std::vector<std::vector<double>
   const double n = static_cast<double>(draws.size());
   const double below = static_cast<double>(std::count_if(draws.begin(), draws.end(), [&](double b) { return b <= c.low; }));
   const double above = static_cast<double>(std::count_if(draws.begin(), draws.end(), [&](double b) { return b >= c.high; }));
-  out.primary_p = n > 0 ? std::max(below, above) / n : NAN;
-  out.secondary = fmt::format("90% bootstrap interval {} against [{}, {}]; local slopes {}",
-                              interval_text(out.decision_interval), num(c.low, 3), num(c.high, 3),
-                              fmt::join(local_slopes(depths, seed_mean(rows)), ", "));
+  // The Monte Carlo p-value (count + 1) / (draws + 1): never 0 from finitely many draws.
+  out.primary_p = n > 0 ? (std::max(below, above) + 1) / (n + 1) : NAN;
+  std::vector<std::string> slopes;
+  for (const double s : local_slopes(depths, seed_mean(rows))) slopes.push_back(num(s, 2));
+  out.secondary = fmt::format("90% bootstrap interval {} against [{}, {}]; local slopes between the depths {}",
+                              interval_text(out.decision_interval), num(c.low, 3), num(c.high, 3), fmt::join(slopes, ", "));
 }
 
 void analyse_e1b(const std::vector<std::vector<double>>& rows, const std::vector<int64_t>& depths, ClaimAnalysis& out) {

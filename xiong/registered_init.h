@@ -3,7 +3,7 @@
 // seed for E2, as in v3) and cached in DIR/cache/v4_init_probes.json:
 //   E1a   Post-LN: b in ||dL/dW2|| ~ L^b over L >= 6 (the last layer's W2, the E1 depths); the
 //         percentile bootstrap over seeds (4000 resamples): 95% interval reported, the 90% one
-//         against [low, high] with p = max(P*(b <= low), P*(b >= high)) over the draws
+//         against [low, high] with p = (max(#{b <= low}, #{b >= high}) + 1) / (draws + 1)
 //   E1b   Pre-LN: each seed's own fitted b, one-sample t (H0: b = 0), predicted below
 //   E2a   Post-LN, L = 6: last / first layer ratio of ||E_batches[dL/dW]||_F (W1 or W2), log-ratio t
 //         over seeds (H0: ratio = 1), predicted above

@@ -58,8 +58,10 @@ TEST(RegisteredInit, TheoremOneExponents) {
   EXPECT_GT(a.decision_interval.low, a.estimate.low - 1e-12);  // the 90% interval inside the 95% one
   EXPECT_LT(a.decision_interval.high, a.estimate.high + 1e-12);
   EXPECT_LT(a.primary_p, 0.05);
-  // Every bootstrap draw of a growing Post-LN lies above the margin: the TOST p is 1.
+  // Every bootstrap draw of a growing Post-LN lies above the margin: the TOST p is 1; flat, no draw
+  // does, and the Monte Carlo p is 1 / (draws + 1), not 0.
   EXPECT_EQ(analyse_init_claim(reg, reg.require("E1a"), wrong).primary_p, 1.0);
+  EXPECT_NEAR(a.primary_p, 1.0 / 4001, 1e-12);
 }
 
 TEST(RegisteredInit, LayerProfileRatios) {
