@@ -1,4 +1,4 @@
-// normlab plot RUN_DIR... --out FILE.svg|.png [--kind init_grad_norms|grad_norms_over_steps|loss]
+// normlab plot RUN_DIR... --out FILE.svg|.png [--kind init_grad_norms|grad_norms_over_steps|loss] [--label TEXT ...]
 #include <fmt/core.h>
 
 #include "cli/commands.h"
@@ -14,11 +14,13 @@ CLI::App* add_plot_command(CLI::App& app, int& exit_code) {
   auto metric = std::make_shared<std::string>(kDefaultGradMetric);
   auto title = std::make_shared<std::string>();
   auto log_y = std::make_shared<bool>(false);
+  auto labels = std::make_shared<std::vector<std::string>>();
   cmd->add_option("runs", *runs, "run directories")->required()->type_name("RUN_DIR");
   cmd->add_option("--out", *out, "output file (.svg or .png)")->required()->type_name("FILE");
   cmd->add_option("--kind", *kind,
                   "init_grad_norms: per-layer gradient norm at initialization (one line per run); "
-                  "grad_norms_over_steps: per-layer gradient norm over training (first run); "
+                  "grad_norms_over_steps: per-layer gradient norm over training (every run: colour = layer, "
+                  "dash = run); "
                   "loss: train/val loss curves")
       ->check(CLI::IsMember({"init_grad_norms", "grad_norms_over_steps", "loss"}))
       ->type_name("KIND")
@@ -30,10 +32,12 @@ CLI::App* add_plot_command(CLI::App& app, int& exit_code) {
       ->type_name("NAME");
   cmd->add_option("--title", *title, "chart title")->type_name("TEXT");
   cmd->add_flag("--log-y", *log_y, "log-scale loss axis (loss plots)");
+  cmd->add_option("--label", *labels, "legend label of each run, in order (repeat it: one per run; default: the "
+                  "run directory's name, with parents where two runs share it)")->type_name("TEXT");
   cmd->callback([=, &exit_code] {
-    if (*kind == "init_grad_norms") plot_init_grad_norms(*runs, *out, *metric, *title);
-    else if (*kind == "grad_norms_over_steps") plot_grad_norms_over_steps(runs->front(), *out, *metric, *title);
-    else plot_loss_curves(*runs, *out, *title, *log_y);
+    if (*kind == "init_grad_norms") plot_init_grad_norms(*runs, *out, *metric, *title, *labels);
+    else if (*kind == "grad_norms_over_steps") plot_grad_norms_over_steps(*runs, *out, *metric, *title, *labels);
+    else plot_loss_curves(*runs, *out, *title, *log_y, *labels);
     fmt::print("wrote {}\n", *out);
   });
   return cmd;

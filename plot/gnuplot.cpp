@@ -1,5 +1,6 @@
 #include "plot/gnuplot.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -61,6 +62,22 @@ std::string terminal_for(const std::string& output) {
   fail("plot", "cannot tell the image format of '{}': use a .svg or .png file name", output);
 }
 
+// Tics at 1, 2 and 5 times the powers of ten in [low, high] (and at every digit when that gives
+// fewer than 4): gnuplot labels only whole decades on a log axis, none when the range spans less.
+std::string log_tics(double low, double high) {
+  std::vector<double> tics;
+  for (const std::vector<double> digits : {std::vector<double>{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    tics.clear();
+    for (int e = static_cast<int>(std::floor(std::log10(low))); e <= static_cast<int>(std::ceil(std::log10(high))); ++e)
+      for (const double d : digits)
+        if (const double v = d * std::pow(10.0, e); v >= low && v <= high) tics.push_back(v);
+    if (tics.size() >= 4) break;
+  }
+  std::string list;
+  for (const double v : tics) list += fmt::format("{}{:g}", list.empty() ? "" : ", ", v);
+  return list.empty() ? "" : "set ytics (" + list + ")\n";
+}
+
 // The gnuplot script drawing `chart` into out_path; plot_line lists the series (data file, style, title).
 std::string gnuplot_script(const Chart& chart, const std::string& terminal, const fs::path& out_path,
                            const std::string& plot_line) {
@@ -70,9 +87,18 @@ std::string gnuplot_script(const Chart& chart, const std::string& terminal, cons
   script += "set title " + quote(chart.title) + "\n";
   script += "set xlabel " + quote(chart.xlabel) + "\n";
   script += "set ylabel " + quote(chart.ylabel) + "\n";
-  script += "set grid\nset key outside right top\n";
-  script += "set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05\n";  // lines off the frame
+  script += "set grid\n";
+  // Long legend entries (sweep point names) go below the plot, so that they cannot squeeze it.
+  size_t longest = 0;
+  for (const ChartSeries& s : chart.series) longest = std::max(longest, s.title.size());
+  script += longest > 28 || chart.series.size() > 14 ? "set key outside below left Left reverse maxrows 6\n"
+                                                      : "set key outside right top\n";
+  script += "set offsets graph 0.02, graph 0.02, 0, 0\n";  // lines off the left and right frame
   if (chart.log_y) script += "set logscale y\nset format y '%g'\n";
+  if (const auto [low, high] = fitted_y_range(chart); std::isfinite(low) && std::isfinite(high)) {
+    script += fmt::format("set yrange [{:.17g}:{:.17g}]\n", low, high);
+    if (chart.log_y && high / low < 300) script += log_tics(low, high);
+  }
   if (chart.log_x) script += "set logscale x\nset format x '%g'\n";
   if (chart.integer_x) script += "set xtics 1\nset mxtics 1\n";
   if (chart.x_from_zero) script += "set xrange [0:*]\n";
@@ -105,7 +131,53 @@ std::string band_plots(const Chart& chart, const fs::path& dir) {
   return plot_line;
 }
 
+// Every drawable y value of the chart (points, band edges, error bar ends).
+std::vector<double> drawable_y(const Chart& chart) {
+  std::vector<double> ys;
+  auto keep = [&](double x, double y) {
+    if (std::isfinite(x) && std::isfinite(y) && !(chart.log_y && y <= 0) && !(chart.log_x && x <= 0)) ys.push_back(y);
+  };
+  for (const ChartSeries& s : chart.series)
+    for (size_t k = 0; k < s.points.size(); ++k) {
+      const auto [x, y] = s.points[k];
+      keep(x, y);
+      if (k < s.band.size()) keep(x, s.band[k].first), keep(x, s.band[k].second);
+      if (k < s.y_err.size() && std::isfinite(s.y_err[k])) keep(x, y - s.y_err[k]), keep(x, y + s.y_err[k]);
+    }
+  return ys;
+}
+
+// The titles as drawn: a series equal to an earlier one says so.
+std::vector<std::string> drawn_titles(const Chart& chart, std::vector<bool>& identical) {
+  std::vector<std::string> titles;
+  identical.assign(chart.series.size(), false);
+  for (size_t i = 0; i < chart.series.size(); ++i) {
+    titles.push_back(chart.series[i].title);
+    for (size_t j = 0; j < i; ++j)
+      if (!chart.series[i].points.empty() && chart.series[i].points == chart.series[j].points) {
+        titles.back() += " (identical to " + chart.series[j].title + ")";
+        identical[i] = true;
+        break;
+      }
+  }
+  return titles;
+}
+
 }  // namespace
+
+std::pair<double, double> fitted_y_range(const Chart& chart) {
+  const std::vector<double> ys = drawable_y(chart);
+  if (ys.empty()) return {NAN, NAN};
+  const auto [lo_it, hi_it] = std::minmax_element(ys.begin(), ys.end());
+  double low = *lo_it, high = *hi_it;
+  if (chart.log_y) {
+    const double pad = std::pow(high / low, 0.05) * 1.02;  // 5% of the span in decades, and 2% at least
+    return {low / pad, high * pad};
+  }
+  const double span = high > low ? high - low : std::max(std::abs(high), 1e-12);
+  const double padded_low = low - 0.05 * span;
+  return {low >= 0 && padded_low < 0 ? 0.0 : padded_low, high + 0.05 * span};
+}
 
 void render_chart(const Chart& chart, const std::string& output) {
   const std::string terminal = terminal_for(output);
@@ -118,6 +190,8 @@ void render_chart(const Chart& chart, const std::string& output) {
 
   TempDir temp;
   std::string plot_line = band_plots(chart, temp.path);
+  std::vector<bool> identical;
+  const std::vector<std::string> titles = drawn_titles(chart, identical);
   int drawn = 0;
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const ChartSeries& s = chart.series[i];
@@ -136,10 +210,11 @@ void render_chart(const Chart& chart, const std::string& output) {
     }
     if (points == 0) continue;  // nothing drawable in this series (gnuplot would fail on it)
     const std::string style = bars ? "yerrorlines pt 7 ps 0.6"
-                                   : (s.markers || points == 1 ? "linespoints pt 7 ps 0.6" : "lines");
+                              : identical[i] ? "linespoints pt 6 ps 1.2 pi -4"  // open markers over the twin
+                              : (s.markers || points == 1 ? "linespoints pt 7 ps 0.6" : "lines");
     plot_line += fmt::format("{}{} using {} with {} lw 2 lc {} dt {} title {}", plot_line.empty() ? "" : ", \\\n  ",
-                             quote(data.string()), bars ? "1:2:3" : "1:2", style, s.color, s.dashed ? 2 : 1,
-                             quote(s.title));
+                             quote(data.string()), bars ? "1:2:3" : "1:2", style, s.color, s.dash,
+                             quote(titles[i]));
     ++drawn;
   }
   NL_CHECK(drawn > 0, "plot", "nothing to draw in '{}': no series has a finite{} value", output,

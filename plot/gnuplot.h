@@ -11,7 +11,7 @@ struct ChartSeries {
   std::string title;                              // legend entry
   std::vector<std::pair<double, double>> points;  // (x, y), in drawing order
   int color = 1;                                  // gnuplot line colour index (1, 2, ...)
-  bool dashed = false;
+  int dash = 1;                                   // gnuplot dash type: 1 solid, 2 dashed, 3, 4, ...
   bool markers = false;                           // draw a point at each value
   std::vector<double> y_err;                      // empty, or one error bar (+-) per point
   // empty, or one (low, high) per point: a shaded band (a confidence interval) under the line
@@ -27,6 +27,13 @@ struct Chart {
   std::vector<ChartSeries> series;
 };
 
+// The y range drawn: the drawable values (points, bands, error bars) padded by 5% of their span
+// on a linear axis, never below 0 when no value is negative; on a log axis by 5% of their span in
+// decades (not widened to whole decades). {NaN, NaN} when nothing is drawable.
+std::pair<double, double> fitted_y_range(const Chart& chart);
+
+// Series whose points equal an earlier series' points draw on top of it: their legend entry says
+// "(identical to <earlier title>)" and they get open markers, so that both stay visible.
 // Renders by the output's extension: ".svg" (svg terminal) or ".png" (pngcairo when gnuplot has
 // it, else png). Creates the output's directory if needed. Throws "[plot] ..." when there is
 // nothing to draw, gnuplot is missing, or gnuplot fails (with its message).

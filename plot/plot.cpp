@@ -1,5 +1,6 @@
 #include "plot/plot.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -15,10 +16,37 @@ namespace fs = std::filesystem;
 namespace normlab {
 namespace {
 
-std::string run_name(const std::string& run_dir) {
-  fs::path p = fs::path(run_dir).lexically_normal();
-  if (p.filename().empty()) p = p.parent_path();  // "runs/a/" -> "runs/a"
-  return p.filename().string();
+constexpr const char* kLayerAxis = "layer (1 = next to the embeddings)";
+
+// The path's components, without a trailing empty one ("runs/a/" -> runs, a).
+std::vector<std::string> components(const std::string& run_dir) {
+  std::vector<std::string> parts;
+  for (const fs::path& part : fs::path(run_dir).lexically_normal())
+    if (!part.empty() && part != ".") parts.push_back(part.string());
+  return parts;
+}
+
+// The label of each run: `labels` when given (one per run), else the run directory's name, with
+// as many parent directories as it takes to tell runs of the same name apart ("sweep1/a", "sweep2/a").
+std::vector<std::string> run_labels(const std::vector<std::string>& run_dirs, const std::vector<std::string>& labels) {
+  if (!labels.empty()) {
+    NL_CHECK(labels.size() == run_dirs.size(), "plot", "{} --label value(s) for {} run directories: give one per run",
+             labels.size(), run_dirs.size());
+    return labels;
+  }
+  std::vector<std::string> out(run_dirs.size());
+  for (size_t depth = 1; depth <= 64; ++depth) {
+    for (size_t r = 0; r < run_dirs.size(); ++r) {
+      const std::vector<std::string> parts = components(run_dirs[r]);
+      const size_t from = parts.size() > depth ? parts.size() - depth : 0;
+      out[r].clear();
+      for (size_t i = from; i < parts.size(); ++i) out[r] += (out[r].empty() ? "" : "/") + parts[i];
+    }
+    std::vector<std::string> sorted = out;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) break;
+  }
+  return out;
 }
 
 std::vector<std::string> split_metrics(const std::string& metric) {
@@ -73,34 +101,36 @@ std::string metric_label(const CsvTable& table, const std::map<int, int>& column
 }  // namespace
 
 void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::string& output,
-                          const std::string& metric, const std::string& title) {
+                          const std::string& metric, const std::string& title, const std::vector<std::string>& labels) {
   NL_CHECK(!run_dirs.empty(), "plot", "no run directories given for '{}'", output);
   const std::vector<std::string> metrics = split_metrics(metric);
+  const std::vector<std::string> names = run_labels(run_dirs, labels);
   Chart chart;
   chart.title = title.empty() ? "Gradient norm at initialization" : title;
-  chart.xlabel = "layer";
+  chart.xlabel = kLayerAxis;
   chart.ylabel = "gradient L2 norm at initialization";
   chart.log_y = true;
   int max_layer = 0;
   for (size_t r = 0; r < run_dirs.size(); ++r) {
     std::string file;
     const CsvTable table = read_grad_norms(run_dirs[r], file);
-    const std::vector<double>* init_row = nullptr;  // update 1's gradient: the model at initialization
+    // Update 1's gradient, the model at initialization (logs written before updates counted from 1
+    // call it step 0).
+    const std::vector<double>* init_row = nullptr;
     for (const auto& row : table.rows)
-      if (row[0] == 1.0) init_row = &row;
+      if ((row[0] == 1.0 || row[0] == 0.0) && (!init_row || row[0] < (*init_row)[0])) init_row = &row;
     NL_CHECK(init_row != nullptr, "plot", "{} has no step-1 row (the gradient at initialization)", file);
     for (size_t m = 0; m < metrics.size(); ++m) {
       const std::map<int, int> columns = layer_columns(table, metrics[m], file);
       if (metrics.size() == 1) chart.ylabel = metric_label(table, columns, metrics[m]) + " at initialization";
       ChartSeries series;
-      series.title = metrics.size() == 1 ? run_name(run_dirs[r])
-                                         : fmt::format("{} ({})", run_name(run_dirs[r]), metrics[m]);
+      series.title = metrics.size() == 1 ? names[r] : fmt::format("{} ({})", names[r], metrics[m]);
       series.color = static_cast<int>(r) + 1;
-      series.dashed = m > 0;
+      series.dash = m > 0 ? 2 : 1;
       series.markers = true;
       for (const auto& [layer, column] : columns) {
-        series.points.emplace_back(layer, (*init_row)[column]);
-        max_layer = std::max(max_layer, layer);
+        series.points.emplace_back(layer + 1, (*init_row)[column]);  // layers count from 1, as in the papers
+        max_layer = std::max(max_layer, layer + 1);
       }
       chart.series.push_back(std::move(series));
     }
@@ -109,33 +139,43 @@ void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::s
   render_chart(chart, output);
 }
 
-void plot_grad_norms_over_steps(const std::string& run_dir, const std::string& output,
-                                const std::string& metric, const std::string& title) {
-  std::string file;
-  const CsvTable table = read_grad_norms(run_dir, file);
-  NL_CHECK(!table.rows.empty(), "plot", "{} has no rows", file);
+void plot_grad_norms_over_steps(const std::vector<std::string>& run_dirs, const std::string& output,
+                                const std::string& metric, const std::string& title,
+                                const std::vector<std::string>& labels) {
+  NL_CHECK(!run_dirs.empty(), "plot", "no run directories given for '{}'", output);
+  const std::vector<std::string> names = run_labels(run_dirs, labels);
   Chart chart;
-  chart.title = title.empty() ? fmt::format("Gradient norm per layer during training: {}", run_name(run_dir))
+  chart.title = title.empty() ? (run_dirs.size() == 1 ? "Gradient norm per layer during training: " + names[0]
+                                                      : "Gradient norm per layer during training")
                               : title;
   chart.xlabel = "step";
   chart.x_from_zero = true;
-  const std::map<int, int> columns = layer_columns(table, metric, file);
-  chart.ylabel = metric_label(table, columns, metric);
   chart.log_y = true;
-  for (const auto& [layer, column] : columns) {
-    ChartSeries series;
-    series.title = fmt::format("layer {}", layer);
-    series.color = layer + 1;
-    series.markers = table.rows.size() < 30;
-    for (const auto& row : table.rows) series.points.emplace_back(row[0], row[column]);
-    chart.series.push_back(std::move(series));
+  // Colour = layer, dash pattern = run: every layer of every run, one legend entry each.
+  for (size_t r = 0; r < run_dirs.size(); ++r) {
+    std::string file;
+    const CsvTable table = read_grad_norms(run_dirs[r], file);
+    NL_CHECK(!table.rows.empty(), "plot", "{} has no rows", file);
+    const std::map<int, int> columns = layer_columns(table, metric, file);
+    chart.ylabel = metric_label(table, columns, metric);
+    for (const auto& [layer, column] : columns) {
+      ChartSeries series;
+      series.title = run_dirs.size() == 1 ? fmt::format("layer {}", layer + 1)
+                                          : fmt::format("{}: layer {}", names[r], layer + 1);
+      series.color = layer + 1;
+      series.dash = static_cast<int>(r) + 1;
+      series.markers = table.rows.size() < 30;
+      for (const auto& row : table.rows) series.points.emplace_back(row[0], row[column]);
+      chart.series.push_back(std::move(series));
+    }
   }
   render_chart(chart, output);
 }
 
 void plot_loss_curves(const std::vector<std::string>& run_dirs, const std::string& output,
-                      const std::string& title, bool log_y) {
+                      const std::string& title, bool log_y, const std::vector<std::string>& labels) {
   NL_CHECK(!run_dirs.empty(), "plot", "no run directories given for '{}'", output);
+  const std::vector<std::string> names = run_labels(run_dirs, labels);
   Chart chart;
   chart.title = title.empty() ? "Training and validation loss" : title;
   chart.xlabel = "step";
@@ -146,10 +186,11 @@ void plot_loss_curves(const std::vector<std::string>& run_dirs, const std::strin
     const std::string file = (fs::path(run_dirs[r]) / run_files::kMetrics).string();
     NL_CHECK(fs::exists(file), "plot", "missing {}: is '{}' a run directory?", file, run_dirs[r]);
     ChartSeries train, val;
-    train.title = run_name(run_dirs[r]) + " train";
-    val.title = run_name(run_dirs[r]) + " val";
+    train.title = names[r] + " train";
+    val.title = names[r] + " val";
     train.color = val.color = static_cast<int>(r) + 1;
-    val.dashed = val.markers = true;
+    val.dash = 2;
+    val.markers = true;
     for (const nlohmann::json& record : read_metrics(file)) {
       if (!record.contains(kStepKey) || !record[kStepKey].is_number()) continue;
       const double step = record[kStepKey].get<double>();

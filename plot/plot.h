@@ -1,5 +1,5 @@
 // Charts from run directories (train/run_dir.h), drawn by gnuplot into .svg or .png.
-// Legend entries are run names (the run directory's last path component).
+// Legend entries are run labels (below); a series equal to an earlier one says so (gnuplot.h).
 //
 // `metric` picks the column per layer N in grad_norms.csv: "blocks.N.<metric>" (one parameter;
 // default ffn.w2.weight, the FFN output projection whose gradient Xiong et al. 2020 plot in
@@ -15,19 +15,24 @@ namespace normlab {
 
 inline constexpr const char* kDefaultGradMetric = "ffn.w2.weight";
 
-// (a) Gradient norm at initialisation (grad_norms.csv's step-1 row: the gradient of the first update) against layer index, one line per run,
-// log-scale y.
-void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::string& output,
-                          const std::string& metric = kDefaultGradMetric, const std::string& title = "");
+// `labels`: one legend label per run (the CLI's --label); empty: each run directory's name, with
+// as many parent directories as it takes to tell apart runs of the same name. Layers count from 1.
 
-// (b) Gradient norm of each layer over training steps for one run: one line per layer, log y.
-void plot_grad_norms_over_steps(const std::string& run_dir, const std::string& output,
-                                const std::string& metric = kDefaultGradMetric,
-                                const std::string& title = "");
+// (a) Gradient norm at initialization (grad_norms.csv's step-1 row: the gradient of the first
+// update) against layer index, one line per run, log-scale y.
+void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::string& output,
+                          const std::string& metric = kDefaultGradMetric, const std::string& title = "",
+                          const std::vector<std::string>& labels = {});
+
+// (b) Gradient norm of each layer over training steps: one line per layer and run (colour = layer,
+// dash pattern = run), log y.
+void plot_grad_norms_over_steps(const std::vector<std::string>& run_dirs, const std::string& output,
+                                const std::string& metric = kDefaultGradMetric, const std::string& title = "",
+                                const std::vector<std::string>& labels = {});
 
 // (c) Train loss (solid) and validation loss (dashed, same colour) of several runs from their
 // metrics.jsonl. log_y draws the loss on a log scale.
 void plot_loss_curves(const std::vector<std::string>& run_dirs, const std::string& output,
-                      const std::string& title = "", bool log_y = false);
+                      const std::string& title = "", bool log_y = false, const std::vector<std::string>& labels = {});
 
 }  // namespace normlab

@@ -119,7 +119,7 @@ std::string gradient_vs_depth(const Context& ctx, const nlohmann::json& probe) {
     chart.series.push_back(series);
   }
   if (chart.series.size() == 2 && chart.series.back().points.size() > 1) {  // L^-1/2 through Pre-LN's first point
-    ChartSeries ref{.title = "L^-1/2 (reference)", .color = 8, .dashed = true};
+    ChartSeries ref{.title = "L^-1/2 (reference)", .color = 8, .dash = 2};
     const auto [x0, y0] = chart.series.back().points.front();
     for (const int64_t L : g.e1_depths)
       ref.points.emplace_back(static_cast<double>(L), y0 * std::sqrt(x0 / static_cast<double>(L)));
@@ -188,8 +188,8 @@ std::string lemma2_pre(const Context& ctx, const nlohmann::json& probe, Section&
   Chart band{.title = fmt::format("Lemma 2: Pre-LN residual stream at init (L = {})", ctx.grids.e1_depths.back()),
              .xlabel = "blocks passed l", .ylabel = "||x_l||^2 / d"};
   ChartSeries th{.title = "Pre-LN, theory setting", .color = 2, .markers = true};
-  ChartSeries df{.title = "Pre-LN, suite model", .color = 2, .dashed = true, .markers = true};
-  ChartSeries lo{.title = "band 1 + l/2", .color = 8, .dashed = true}, hi{.title = "band 1 + 3l/2", .color = 8, .dashed = true};
+  ChartSeries df{.title = "Pre-LN, suite model", .color = 2, .dash = 2, .markers = true};
+  ChartSeries lo{.title = "band 1 + l/2", .color = 8, .dash = 2}, hi{.title = "band 1 + 3l/2", .color = 8, .dash = 2};
   std::vector<std::vector<std::string>> rows;
   for (size_t l = 0; l < theory.size(); ++l) {
     const double x = static_cast<double>(l);

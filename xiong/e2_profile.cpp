@@ -73,7 +73,7 @@ std::string profile_figure(const Context& ctx, const nlohmann::json& at_depth, i
   for (const std::string& placement : kPlacements) {
     const nlohmann::json& seeds = at_depth[placement];
     auto add = [&](const std::string& measure, const std::string& kind, bool dashed) {
-      ChartSeries s{.title = placement_label(placement) + kind, .color = color_of(placement), .dashed = dashed, .markers = true};
+      ChartSeries s{.title = placement_label(placement) + kind, .color = color_of(placement), .dash = dashed ? 2 : 1, .markers = true};
       const std::vector<double> v = mean_over_seeds(seeds, measure);
       for (size_t l = 0; l < v.size(); ++l) s.points.emplace_back(static_cast<double>(l + 1), v[l]);
       chart.series.push_back(s);

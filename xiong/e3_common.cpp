@@ -103,7 +103,7 @@ std::string curves_figure(const Context& ctx, Task task, const TrainingResults& 
     if (a.decay_start == 0) label += " (fairseq literal)";
     if (!a.decay_factor.empty()) label += " (section 4)";
     chart.series.push_back({.title = fmt::format("{} ({} seeds)", label, seeds.size()), .points = curve.mean,
-                            .color = static_cast<int>(i % 8) + 1, .dashed = a.placement == "pre",
+                            .color = static_cast<int>(i % 8) + 1, .dash = a.placement == "pre" ? 2 : 1,
                             .band = curve.band});
   }
   if (chart.series.empty()) return "";
@@ -112,7 +112,7 @@ std::string curves_figure(const Context& ctx, Task task, const TrainingResults& 
     for (const Baseline& m : text_markov_baselines(ctx)) lines.push_back(m);
   for (size_t i = 0; i < lines.size(); ++i) {
     ChartSeries c{.title = fmt::format("{} {}", lines[i].name, num(lines[i].loss, 3)), .color = 8 - static_cast<int>(i),
-                  .dashed = true};
+                  .dash = 2};
     c.points = {{0.0, lines[i].loss}, {last_step, lines[i].loss}};
     chart.series.push_back(c);
   }

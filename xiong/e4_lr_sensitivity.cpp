@@ -60,7 +60,7 @@ std::string sweep_table_and_figure(const Context& ctx, const Capped& c, const st
   std::vector<std::vector<std::string>> rows;
   for (size_t s = 0; s < kSettings.size(); ++s) {
     ChartSeries series{.title = kSettings[s].label(), .color = color_of(kSettings[s].placement),
-                       .dashed = kSettings[s].warmup == "long", .markers = true};
+                       .dash = kSettings[s].warmup == "long" ? 2 : 1, .markers = true};
     std::vector<std::string> row = {kSettings[s].label()};
     for (size_t i = 0; i < lrs.size(); ++i) {
       const Interval m = mean_interval(c[s][i]);

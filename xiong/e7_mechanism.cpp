@@ -99,7 +99,7 @@ std::string update_sizes(const Context& ctx) {
       const nlohmann::json& seeds = data[p + "_" + w];
       for (const bool last : {false, true}) {
         ChartSeries s{.title = fmt::format("{}, warmup {}, {} block", placement_label(p), w, last ? "last" : "first"),
-                      .color = color_of(p), .dashed = w == std::string("long"), .markers = last};
+                      .color = color_of(p), .dash = w == std::string("long") ? 2 : 1, .markers = last};
         std::vector<double> first10;
         for (int t = 0; t < g.update_steps; ++t) {
           double sum = 0;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/files.h"
+#include "plot/gnuplot.h"
 #include "plot/plot.h"
 #include "train/run_dir.h"
 #include "test_util.h"
@@ -16,8 +17,8 @@ using test::error_of;
 using test::ScratchDir;
 
 // A run directory with grad_norms.csv (3 layers, updates 1, 50, ..., 200) and metrics.jsonl.
-std::string make_run(const ScratchDir& dir, const std::string& name, double scale) {
-  const auto run = prepare_run_dir(dir.file("runs"), name, RunDirMode::fresh).path;
+std::string make_run(const ScratchDir& dir, const std::string& name, double scale, const std::string& parent = "runs") {
+  const auto run = prepare_run_dir(dir.file(parent), name, RunDirMode::fresh).path;
   GradNormWriter grads(run / run_files::kGradNorms);
   for (int step : {1, 50, 100, 150, 200}) {
     std::vector<std::pair<std::string, double>> norms = {{"tok_emb.weight", 0.5}};
@@ -63,10 +64,69 @@ TEST(Plot, InitGradNormsOfLayerAggregatesAndBoth) {
 TEST(Plot, GradNormsOverStepsOneLinePerLayer) {
   ScratchDir dir;
   const std::string a = make_run(dir, "run_a", 1.0);
-  plot_grad_norms_over_steps(a, dir.file("steps.svg"));
-  expect_svg_with(dir.file("steps.svg"), {"layer 0", "layer 1", "layer 2", "run_a"});
-  plot_grad_norms_over_steps(a, dir.file("rms.svg"), "residual_rms");  // an extra per-layer column
-  expect_svg_with(dir.file("rms.svg"), {"layer 0", "layer 1"});
+  plot_grad_norms_over_steps({a}, dir.file("steps.svg"));
+  expect_svg_with(dir.file("steps.svg"), {"layer 1", "layer 2", "layer 3", "run_a"});  // layers count from 1
+  EXPECT_EQ(read_whole_file(dir.file("steps.svg"), "test").find("layer 0"), std::string::npos);
+  plot_grad_norms_over_steps({a}, dir.file("rms.svg"), "residual_rms");  // an extra per-layer column
+  expect_svg_with(dir.file("rms.svg"), {"layer 1", "layer 2"});
+}
+
+// Several runs: every run's layers, labelled by run (was: the first run only, silently).
+TEST(Plot, GradNormsOverStepsOverlaysEveryRun) {
+  ScratchDir dir;
+  const std::string a = make_run(dir, "run_a", 1.0), b = make_run(dir, "run_b", 3.0);
+  plot_grad_norms_over_steps({a, b}, dir.file("both.svg"));
+  expect_svg_with(dir.file("both.svg"), {"run_a: layer 1", "run_a: layer 3", "run_b: layer 1", "run_b: layer 3"});
+}
+
+// Two runs of the same name in different sweeps get their parent directory in the label; --label
+// replaces the labels, one per run.
+TEST(Plot, LabelsTellRunsOfTheSameNameApartAndCanBeGiven) {
+  ScratchDir dir;
+  const std::string a = make_run(dir, "seed=1", 1.0, "sweep1"), b = make_run(dir, "seed=1", 2.0, "sweep2");
+  plot_loss_curves({a, b}, dir.file("same.svg"));
+  expect_svg_with(dir.file("same.svg"), {"sweep1/seed=1 train", "sweep2/seed=1 train"});
+  plot_loss_curves({a, b}, dir.file("given.svg"), "", false, {"Post-LN", "Pre-LN"});
+  expect_svg_with(dir.file("given.svg"), {"Post-LN train", "Pre-LN val"});
+  EXPECT_NE(error_of([&] { plot_loss_curves({a, b}, dir.file("x.svg"), "", false, {"one"}); })
+                .find("1 --label value(s) for 2 run directories"),
+            std::string::npos);
+}
+
+// Runs with identical curves (the same initialization) say so instead of hiding one another.
+TEST(Plot, IdenticalCurvesAreNamed) {
+  ScratchDir dir;
+  const std::string a = make_run(dir, "twin_a", 1.0), b = make_run(dir, "twin_b", 1.0);
+  plot_init_grad_norms({a, b}, dir.file("init.svg"));
+  expect_svg_with(dir.file("init.svg"), {"twin_b (identical to twin_a)"});
+  const std::string c = make_run(dir, "other", 2.0);
+  plot_init_grad_norms({a, c}, dir.file("apart.svg"));
+  EXPECT_EQ(read_whole_file(dir.file("apart.svg"), "test").find("identical"), std::string::npos);
+}
+
+// Axes fit the data: a positive loss never gets a negative axis, a log axis is not widened to
+// whole decades.
+TEST(Plot, FittedRangesStayNearTheData) {
+  Chart loss;
+  loss.series.push_back({.title = "a", .points = {{0, 4.1}, {100, 2.0}, {200, 2.3}}});
+  const auto [low, high] = fitted_y_range(loss);
+  EXPECT_GE(low, 0.0);
+  EXPECT_LT(low, 2.0);
+  EXPECT_GT(high, 4.1);
+  EXPECT_LT(high, 4.3);
+  Chart grads = loss;
+  grads.log_y = true;
+  grads.series[0].points = {{1, 0.4}, {2, 1.2}, {3, 0.0}};  // 0 is not drawable on a log axis
+  const auto [glow, ghigh] = fitted_y_range(grads);
+  EXPECT_GT(glow, 0.3);
+  EXPECT_LT(glow, 0.4);
+  EXPECT_GT(ghigh, 1.2);
+  EXPECT_LT(ghigh, 1.6);
+  Chart negative = loss;
+  negative.series[0].points = {{0, -1.0}, {1, 1.0}};
+  EXPECT_LT(fitted_y_range(negative).first, -1.0);
+  Chart empty;
+  EXPECT_TRUE(std::isnan(fitted_y_range(empty).first));
 }
 
 TEST(Plot, LossCurvesOfSeveralRuns) {
