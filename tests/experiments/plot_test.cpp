@@ -114,6 +114,9 @@ TEST(Plot, FittedRangesStayNearTheData) {
   EXPECT_LT(low, 2.0);
   EXPECT_GT(high, 4.1);
   EXPECT_LT(high, 4.3);
+  Chart converged = loss;  // a loss near 0: padding would reach below it, the axis stops at 0
+  converged.series[0].points = {{0, 4.1}, {100, 0.01}};
+  EXPECT_EQ(fitted_y_range(converged).first, 0.0);
   Chart grads = loss;
   grads.log_y = true;
   grads.series[0].points = {{1, 0.4}, {2, 1.2}, {3, 0.0}};  // 0 is not drawable on a log axis
