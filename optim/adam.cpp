@@ -30,7 +30,7 @@ class Adam final : public SlotOptimizer {
       const Tensor grad = grad_for_update(param, name, op);
       if (!grad.defined()) continue;
       AdamArgs args{};
-      args.lr = lr;
+      args.lr = rate(i, lr);
       args.beta1 = config_.beta1;
       args.beta2 = config_.beta2;
       args.eps = config_.eps;

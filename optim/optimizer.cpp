@@ -14,6 +14,12 @@ void Optimizer::zero_grad() {
   for (auto& [name, param] : params_) param.zero_grad();
 }
 
+void Optimizer::set_lr_multipliers(std::vector<double> multipliers) {
+  NL_CHECK(multipliers.empty() || multipliers.size() == params_.size(), "optimizer",
+           "{} learning-rate multipliers for {} parameters", multipliers.size(), params_.size());
+  lr_multipliers_ = std::move(multipliers);
+}
+
 bool weight_decay_applies(const std::string& name, const OptimConfig& config) {
   const bool is_norm = name.find("norm") != std::string::npos;
   const bool is_bias = name == "bias" || name.ends_with(".bias");

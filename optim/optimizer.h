@@ -36,6 +36,9 @@ class Optimizer {
   virtual ~Optimizer() = default;
   virtual void step(double lr) = 0;
   void zero_grad();
+  // One factor per parameter (in construction order) multiplying the rate step() is given
+  // (optim/lr_multipliers.h); empty = 1 for all. Throws on a count that does not match.
+  void set_lr_multipliers(std::vector<double> multipliers);
   int64_t step_count() const { return steps_; }
   // Optimizer state for checkpoints: ("m.<param name>", tensor), ..., plus the step count.
   virtual std::vector<std::pair<std::string, Tensor>> state() const = 0;
@@ -43,7 +46,10 @@ class Optimizer {
 
  protected:
   explicit Optimizer(std::vector<std::pair<std::string, Var>> params) : params_(std::move(params)) {}
+  // The rate of parameter i: lr times its multiplier.
+  double rate(size_t i, double lr) const { return lr_multipliers_.empty() ? lr : lr * lr_multipliers_[i]; }
   std::vector<std::pair<std::string, Var>> params_;
+  std::vector<double> lr_multipliers_;
   int64_t steps_ = 0;
 };
 

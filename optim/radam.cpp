@@ -44,7 +44,7 @@ class RAdam final : public SlotOptimizer {
       const Tensor grad = grad_for_update(param, name, "radam");
       if (!grad.defined()) continue;
       RAdamArgs args{};
-      args.lr = lr;
+      args.lr = rate(i, lr);
       args.beta1 = config_.beta1;
       args.beta2 = config_.beta2;
       args.eps = config_.eps;

@@ -26,7 +26,7 @@ class Sgd final : public SlotOptimizer {
       const double wd = weight_decay_applies(name, config_) ? config_.weight_decay : 0.0;
       Tensor none;
       Tensor& buffer = config_.momentum > 0.0 ? slots_.get(0, i, param) : none;
-      backend_for(param.value().device()).sgd_step(lr, config_.momentum, wd, param.value(), grad, buffer);
+      backend_for(param.value().device()).sgd_step(rate(i, lr), config_.momentum, wd, param.value(), grad, buffer);
     }
     ++steps_;
   }
