@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "dist/communicator.h"
+#include "io/shell_words.h"
 #include "config/config.h"
 #include "sweep/exit_codes.h"
 #include "train/trainer.h"
@@ -17,16 +18,6 @@ struct TrainArgs {
   std::vector<std::string> overrides;
   bool overwrite = false, quiet = false;
 };
-
-// `text` as one shell word: unchanged when it has only safe characters, else in single quotes.
-std::string shell_quote(const std::string& text) {
-  const bool safe = !text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                            "0123456789_./-+=:,@%") == std::string::npos;
-  if (safe) return text;
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 // Trains and prints the outcome; returns the exit code.
 int run_train(const TrainArgs& args, Communicator* comm) {

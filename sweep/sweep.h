@@ -54,6 +54,7 @@ struct SweepOptions {
   int jobs = 1;                              // runs at a time
   int threads_per_run = 0;                   // train.threads of each run; 0 = 1 when jobs > 1, else default
   std::string normlab_binary;                // empty: this process's own executable
+  std::string command_line;                  // the sweep's own command, pasteable (said when interrupted)
   bool quiet = false;                        // no progress line (stdout) per finished run
 };
 
