@@ -90,7 +90,7 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
     const auto count = [&](RunStatus status) {
       return std::count_if(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.status == status; });
     };
-    fmt::print("{} completed, {} diverged, {} failed; {}/sweep.csv\n", count(RunStatus::Completed), count(RunStatus::Diverged),
+    fmt::print("{} completed, {} diverged, {} failed; {}/sweep.csv (over seeds: sweep_seeds.csv)\n", count(RunStatus::Completed), count(RunStatus::Diverged),
                count(RunStatus::Failed), options.out_dir);
     exit_code = count(RunStatus::Failed) > 0 ? exit_codes::kFailed : exit_codes::kDone;
   });

@@ -286,7 +286,7 @@ class SweepRunner {
       row.error = failure.empty() ? "no summary.json" : failure;
       if (!tail.empty()) row.error += ": " + tail;
     }
-    write_sweep_csv(out_dir_ / "sweep.csv", rows_);
+    write_sweep_results(out_dir_, rows_);
     if (progress_) progress_->clear();
     if (!options_.quiet) print_progress(++done_, rows_.size(), row, log);
   }
@@ -303,7 +303,7 @@ class SweepRunner {
     if (progress_) progress_->clear();
     const size_t stopped = running_.size();
     running_.clear();
-    write_sweep_csv(out_dir_ / "sweep.csv", rows_);
+    write_sweep_results(out_dir_, rows_);
     const std::string again = options_.command_line.empty() ? "" : ":\n  " + options_.command_line;
     throw Interrupted(signal, fmt::format("[sweep] interrupted by signal {} ({}): stopped {} running point(s) ({}); "
                                           "run the same sweep again to resume it{}", signal, strsignal(signal),
@@ -354,7 +354,7 @@ std::vector<SweepRow> run_sweep(const SweepOptions& options, const std::vector<S
       runner.queue(i, plan.start);
     }
   }
-  write_sweep_csv(out_dir / "sweep.csv", rows);
+  write_sweep_results(out_dir, rows);
   const size_t skipped = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const SweepRow& r) { return r.skipped; }));
   if (!options.quiet && skipped > 0)
     fmt::print("{} of {} points already completed in {} with the same config: skipped\n", skipped, points.size(),
