@@ -12,7 +12,8 @@ namespace {
 void add_model_keys(std::vector<KeySpec>& t) {
   Section<ModelConfig>{t, "model", &RunConfig::model}
       .key("vocab_size", &ModelConfig::vocab_size, IntRange{1},
-           "token vocabulary size; training replaces it by the tokenizer's (char: the training text's characters, byte: 256)")
+           "token vocabulary size; training replaces it by the tokenizer's (char: the training text's "
+           "characters, byte: 256)")
       .key("d_model", &ModelConfig::d_model, IntRange{1}, "width of the residual stream (embedding size)")
       .key("n_heads", &ModelConfig::n_heads, IntRange{1}, "attention (query) heads per layer")
       .key("n_layers", &ModelConfig::n_layers, IntRange{1}, "transformer blocks")
@@ -33,14 +34,17 @@ void add_model_keys(std::vector<KeySpec>& t) {
            "token id whose embedding row gets no gradient (torch's padding_idx); -1 = none")
       .key("norm_type", &ModelConfig::norm_type,
            "the normalization (dyt: Dynamic Tanh, tanh(alpha x); none: no norm at all; nn/norm_kinds.h)")
-      .key("norm_eps", &ModelConfig::norm_eps, greater_than(0.0), "epsilon added to the variance (mean square) in the norms")
-      .key("norm_groups", &ModelConfig::norm_groups, IntRange{1}, "groupnorm only: groups; d_model must be divisible by it")
+      .key("norm_eps", &ModelConfig::norm_eps, greater_than(0.0),
+           "epsilon added to the variance (mean square) in the norms")
+      .key("norm_groups", &ModelConfig::norm_groups, IntRange{1},
+           "groupnorm only: groups; d_model must be divisible by it")
       .key("norm_placement", &ModelConfig::norm_placement,
            "where the norms sit: post (after the residual add), pre (before each sub-layer, plus a final norm), "
            "sandwich, deepnorm, none")
       .key("ffn_type", &ModelConfig::ffn_type, "feed-forward layer; moe: a router picks experts_top_k of n_experts")
       .key("n_experts", &ModelConfig::n_experts, IntRange{1}, "moe only: experts per layer")
-      .key("experts_top_k", &ModelConfig::experts_top_k, IntRange{1}, "moe only: experts each token goes through (<= n_experts)")
+      .key("experts_top_k", &ModelConfig::experts_top_k, IntRange{1},
+           "moe only: experts each token goes through (<= n_experts)")
       .key("router_aux_loss_coef", &ModelConfig::router_aux_loss_coef, at_least(0.0),
            "moe only: weight of the load-balancing loss added to the training loss; 0 = off")
       .key("bias", &ModelConfig::bias, "biases in the linear layers (and layernorm's beta)")
@@ -84,7 +88,8 @@ void add_schedule_keys(std::vector<KeySpec>& t) {
            "inverse_sqrt only: the decay starts after max(warmup_steps, decay_start) steps")
       .key("decay_factor", &ScheduleConfig::decay_factor, greater_than(0.0),
            "inverse_sqrt only: the rate is multiplied by this after decay_start; 1 = no extra drop")
-      .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0), "linear/cosine: the rate reached at train.steps (<= optim.lr)");
+      .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0),
+           "linear/cosine: the rate reached at train.steps (<= optim.lr)");
 }
 
 void add_data_keys(std::vector<KeySpec>& t) {
@@ -112,7 +117,8 @@ void add_train_keys(std::vector<KeySpec>& t) {
            "CPU threads; 0 = the cores the 1-minute load average leaves idle, at least 1")
       .key("device", &TrainConfig::device, "where the model trains (cuda needs a build with CUDA)")
       .key("divergence_loss", &TrainConfig::divergence_loss, at_least(0.0),
-           "a training loss above this (or NaN/Inf) marks the run diverged; 0 = above 1.5 ln(vocab size) after the warmup")
+           "a training loss above this (or NaN/Inf) marks the run diverged; 0 = above 1.5 ln(vocab size) "
+           "after the warmup")
       .key("fail_on_divergence", &TrainConfig::fail_on_divergence, "exit non-zero (3) when the run diverges")
       .key("checkpoint_every", &TrainConfig::checkpoint_every, IntRange{0, kMaxCount},
            "checkpoint every N steps; 0 = only at the end (and at least every 10 minutes of wall time)")
