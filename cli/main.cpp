@@ -18,6 +18,7 @@ namespace exit_codes = normlab::exit_codes;
 void add_commands(CLI::App& app, int& exit_code) {
   normlab::cli::add_gradcheck_command(app, exit_code);
   normlab::cli::add_train_command(app, exit_code);
+  normlab::cli::add_config_command(app, exit_code);
   normlab::cli::add_grads_command(app, exit_code);
   normlab::cli::add_sample_command(app, exit_code);
   normlab::cli::add_plot_command(app, exit_code);

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "io/shell_words.h"
 #include "sweep/exit_codes.h"
 #include "sweep/sweep.h"
 
@@ -31,6 +32,22 @@ void print_table(const std::vector<SweepRow>& rows) {
                measured ? cell(r.best_val_loss) : "-",
                measured ? fmt::format("{:.1f}", r.wall_seconds) : "-", r.skipped ? "  (earlier)" : "");
   }
+}
+
+// This sweep as a pasteable command (the same directory, so it resumes): said when interrupted.
+std::string sweep_command_line(const SweepOptions& options, const std::vector<std::string>& axes) {
+  std::vector<std::string> argv = {own_executable_path(), "sweep", options.config_path};
+  argv.insert(argv.end(), axes.begin(), axes.end());
+  for (const std::string& fixed : options.fixed_overrides) {
+    argv.push_back("--set");
+    argv.push_back(fixed);
+  }
+  for (const std::string& option : {std::string("--out"), options.out_dir, std::string("--jobs"),
+                                    std::to_string(options.jobs)})
+    argv.push_back(option);
+  if (options.threads_per_run > 0) argv.insert(argv.end(), {"--threads", std::to_string(options.threads_per_run)});
+  if (options.quiet) argv.push_back("--quiet");
+  return shell_command(argv);
 }
 
 }  // namespace
@@ -63,6 +80,7 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
     options.jobs = *jobs;
     options.threads_per_run = *threads;
     options.quiet = *quiet;
+    options.command_line = sweep_command_line(options, *axis_args);
     const std::vector<SweepPoint> points = expand_grid(parse_sweep_axes(*axis_args));
     if (!options.quiet)
       fmt::print("sweep: {} point(s) of {} in {}, {} at a time\n", points.size(), *config, options.out_dir,
@@ -72,7 +90,7 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
     const auto count = [&](RunStatus status) {
       return std::count_if(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.status == status; });
     };
-    fmt::print("{} completed, {} diverged, {} failed; {}/sweep.csv\n", count(RunStatus::Completed), count(RunStatus::Diverged),
+    fmt::print("{} completed, {} diverged, {} failed; {}/sweep.csv (over seeds: sweep_seeds.csv)\n", count(RunStatus::Completed), count(RunStatus::Diverged),
                count(RunStatus::Failed), options.out_dir);
     exit_code = count(RunStatus::Failed) > 0 ? exit_codes::kFailed : exit_codes::kDone;
   });

@@ -1,10 +1,14 @@
-// normlab train CONFIG.toml [section.key=value ...] [--overwrite] [--resume RUN_DIR] [--quiet]
+// normlab train CONFIG.toml [section.key=value ...] [--overwrite] [--quiet]
+// normlab train --resume RUN_DIR [train.steps=N [--allow-schedule-change]] [--quiet]
 // Under an MPI launcher (mpirun -np N normlab train ...) the N processes train one model data
 // parallel (dist/data_parallel.h); rank 0 writes the run directory and prints.
 #include <fmt/core.h>
 
+#include <filesystem>
+
 #include "cli/commands.h"
 #include "dist/communicator.h"
+#include "io/shell_words.h"
 #include "config/config.h"
 #include "sweep/exit_codes.h"
 #include "train/trainer.h"
@@ -15,17 +19,30 @@ namespace {
 struct TrainArgs {
   std::string config, resume;
   std::vector<std::string> overrides;
-  bool overwrite = false, quiet = false;
+  bool overwrite = false, quiet = false, allow_schedule_change = false;
 };
 
-// `text` as one shell word: unchanged when it has only safe characters, else in single quotes.
-std::string shell_quote(const std::string& text) {
-  const bool safe = !text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                            "0123456789_./-+=:,@%") == std::string::npos;
-  if (safe) return text;
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+// --resume continues a run with its saved config.toml; the one override it takes is train.steps=N,
+// which extends the run to N steps (train/trainer_files.h extend_run_config checks N). Returns N,
+// or 0 without overrides.
+int64_t steps_to_extend_to(TrainArgs args) {
+  if (args.config.find('=') != std::string::npos) {  // the first positional word is an override here
+    args.overrides.insert(args.overrides.begin(), args.config);
+    args.config.clear();
+  }
+  if (!args.config.empty())
+    usage_error("train", "--resume continues a run with its saved config.toml: give no config file (got '{}')",
+                args.config);
+  for (const std::string& text : args.overrides) {
+    const std::string key = text.substr(0, text.find('='));
+    if (key != "train.steps")
+      usage_error("train", "--resume continues a run with its saved config.toml: override '{}' would change '{}' "
+                  "of a run under way; the only override --resume takes is train.steps=N, to extend the run to N "
+                  "steps (start a new run for anything else)", text, key);
+  }
+  if (args.overrides.empty()) return 0;
+  const std::string saved = (std::filesystem::path(args.resume) / "config.toml").string();
+  return load_config(saved, args.overrides).train.steps;  // the value checked as any override's
 }
 
 // Trains and prints the outcome; returns the exit code.
@@ -39,9 +56,12 @@ int run_train(const TrainArgs& args, Communicator* comm) {
   if (args.resume.empty()) {
     if (args.config.empty()) usage_error("train", "give a config file (or --resume RUN_DIR)");
     rc = load_config(args.config, args.overrides);
-  } else if (!args.overrides.empty() || !args.config.empty()) {
-    usage_error("train", "--resume continues a run with its saved config.toml; give no config or overrides");
+  } else {
+    options.extend_to_steps = steps_to_extend_to(args);
   }
+  if (args.allow_schedule_change && options.extend_to_steps == 0)
+    usage_error("train", "--allow-schedule-change goes with --resume RUN_DIR train.steps=N (extending a run)");
+  options.allow_schedule_change = args.allow_schedule_change;
   const TrainResult r = train(rc, options);
   if (comm != nullptr && !comm->is_root()) return exit_codes::kDone;  // rank 0 speaks for the job
   if (r.status == RunStatus::Diverged) {
@@ -91,6 +111,9 @@ CLI::App* add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--resume", args->resume, "continue the run saved in this run directory")->type_name("RUN_DIR");
   cmd->add_flag("--overwrite", args->overwrite, "start over in a run directory that holds an earlier run (its files are removed)")
       ->excludes("--resume");
+  cmd->add_flag("--allow-schedule-change", args->allow_schedule_change,
+                "with --resume RUN_DIR train.steps=N: extend a run whose schedule decays to train.steps (linear, "
+                "cosine), changing the learning rate of the steps to come");
   cmd->add_flag("--quiet", args->quiet, "no progress output");
   cmd->callback([args, &exit_code] { exit_code = run_train_on_world(*args); });
   return cmd;

@@ -47,4 +47,17 @@ std::string config_fingerprint(const RunConfig& config);
 // The "section.key" names of every config key, in file order (for help texts and tests).
 std::vector<std::string> config_key_names();
 
+// What one config key is, from the one table of keys (config/config_keys.cpp): `normlab config
+// --explain` and docs/config.md (config/config_docs.h) print these.
+struct ConfigKeyDoc {
+  std::string section, name;   // "train", "checkpoint_every"
+  std::string type;            // "integer", "float", "bool", "string"
+  std::string allowed;         // ">= 1", "(0, 1)", "post, pre, none, sandwich, deepnorm"; "" = any value of the type
+  std::string default_value;   // as TOML: 0, "pre", true
+  std::string description;     // one line: meaning, unit, what 0 or "" means
+  std::string presets;         // [model] keys a preset sets: "post: gpt1; pre: gpt2, llama, ..."; else ""
+  std::string value_in(const RunConfig& config) const;  // the key's value in `config`, as TOML
+};
+std::vector<ConfigKeyDoc> config_key_docs();  // in file order
+
 }  // namespace normlab

@@ -1,5 +1,7 @@
 // The table of config keys behind config/config.h (internal to the config reader/writer).
-// Each key is one KeySpec: section, name, and how to read (convert + validate) and write it.
+// Each key is one KeySpec: section, name, its description, and how to read (convert + validate)
+// and write it. The keys are registered in config_keys.cpp (with config/key_builder.h), the
+// cross-key checks in cross_checks.cpp.
 // Checks that involve several keys (d_model % n_heads, context <= context_length, ...) are
 // CrossChecks, run after the whole configuration has been read.
 #pragma once
@@ -17,6 +19,9 @@ struct KeySpec {
   std::string section;  // "model", "optim", ...
   std::string name;     // "norm_placement", ...
   bool is_string = false;
+  std::string type;         // "integer", "float", "bool", "string"
+  std::string allowed;      // what the validator accepts, in words: ">= 1", "(0, 1)", "post, pre, ..."
+  std::string description;  // one line: meaning, unit, what 0 or "" means (docs/config.md is made of these)
   // Converts and validates `value` and stores it; returns "" or what is wrong, starting with the
   // key name: "lr: expected a float, got string \"fast\"", "lr must be > 0, got -1".
   std::function<std::string(RunConfig&, const toml::node& value)> set;

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "io/shell_words.h"
 
 namespace fs = std::filesystem;
 
@@ -21,13 +22,6 @@ namespace {
 std::string quote(const std::string& text) {
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
-// POSIX shell single-quoted word: ' becomes '\''.
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 

@@ -24,7 +24,16 @@
 //   name, <each axis key>, status, diverged_step, final_train_loss, final_val_loss,
 //   best_val_loss, wall_s, run_dir, fingerprint, error
 // and is rewritten atomically after every finished run (unfinished points: status "pending").
+// Beside it, sweep_seeds.csv (rewritten with it, atomically) aggregates the seeds of each
+// configuration: the points with the seed keys (seed, train.seed, model.seed) removed are grouped,
+//   <each non-seed axis key>, seeds, n, n_completed, n_diverged, n_failed, mean_final_val_loss,
+//   ci95_low, ci95_high, best_val_loss
+// mean and the 95% Student t interval (stats/stats.h mean_interval) of final_val_loss over the
+// completed runs (a diverged run's last loss is no sample of the configuration's; it is counted in
+// n_diverged), best_val_loss the lowest over the completed runs; empty cells where undefined (no
+// completed run; the interval of a single run). A sweep without a seed axis has one row per point, n = 1.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -54,6 +63,7 @@ struct SweepOptions {
   int jobs = 1;                              // runs at a time
   int threads_per_run = 0;                   // train.threads of each run; 0 = 1 when jobs > 1, else default
   std::string normlab_binary;                // empty: this process's own executable
+  std::string command_line;                  // the sweep's own command, pasteable (said when interrupted)
   bool quiet = false;                        // no progress line (stdout) per finished run
 };
 
@@ -83,6 +93,18 @@ std::vector<SweepRow> run_sweep(const SweepOptions& options, const std::vector<S
 std::vector<std::string> point_override_texts(const SweepPoint& point);
 // Writes sweep.csv atomically (the axis columns are taken from the first row's point).
 void write_sweep_csv(const std::filesystem::path& path, const std::vector<SweepRow>& rows);
+// One configuration of a sweep over its seeds (sweep_seeds.csv).
+struct SeedAggregate {
+  std::vector<std::pair<std::string, std::string>> overrides;  // the point's, seed keys removed
+  std::vector<std::string> seeds;                                // the seed values, in point order
+  int n = 0, completed = 0, diverged = 0, failed = 0;            // n also counts pending points
+  double mean_val_loss = NAN, ci95_low = NAN, ci95_high = NAN, best_val_loss = NAN;
+};
+// Groups the rows by their non-seed overrides, in order of first appearance.
+std::vector<SeedAggregate> aggregate_over_seeds(const std::vector<SweepRow>& rows);
+void write_sweep_seeds_csv(const std::filesystem::path& path, const std::vector<SweepRow>& rows);
+// sweep.csv, then sweep_seeds.csv, in out_dir.
+void write_sweep_results(const std::filesystem::path& out_dir, const std::vector<SweepRow>& rows);
 // Reads a sweep.csv back (the axis columns are those between "name" and "status"); throws naming
 // the file and line.
 std::vector<SweepRow> read_sweep_csv(const std::filesystem::path& path);

@@ -22,6 +22,7 @@
 #include "sweep/child_process.h"
 #include "config/config.h"
 #include "config/toml_codec.h"
+#include "io/shell_words.h"
 #include "sweep/exit_codes.h"
 #include "sweep/progress_line.h"
 #include "train/run_dir.h"
@@ -37,6 +38,13 @@ namespace {
 // pointing at the running binary's file even after a rebuild replaces it on disk: a sweep (or a
 // reproduce suite) runs every point with the code it started with.
 std::string own_executable() { return "/proc/self/exe"; }
+
+// A command as a user can paste it: the binary by its real path (not /proc/self/exe, which would
+// be the shell's own), each word shell-quoted.
+std::string pasteable(std::vector<std::string> argv) {
+  if (!argv.empty() && argv[0] == own_executable()) argv[0] = own_executable_path();
+  return shell_command(argv);
+}
 
 double number_or_nan(const nlohmann::json& summary, const char* key) {
   const auto it = summary.find(key);
@@ -225,7 +233,7 @@ class SweepRunner {
   void start(Job job) {
     const std::vector<std::string> argv = argv_of(job);
     const fs::path log = point_log(out_dir_, rows_[job.index].point);
-    std::ofstream(log, std::ios::app) << fmt::format("\n{}{}\n", kAttemptMarker, fmt::join(argv, " "));
+    std::ofstream(log, std::ios::app) << fmt::format("\n{}{}\n", kAttemptMarker, pasteable(argv));
     std::string error;
     job.pid = spawn_child(argv, log, error);
     if (job.pid < 0) finish(job, error);
@@ -278,7 +286,7 @@ class SweepRunner {
       row.error = failure.empty() ? "no summary.json" : failure;
       if (!tail.empty()) row.error += ": " + tail;
     }
-    write_sweep_csv(out_dir_ / "sweep.csv", rows_);
+    write_sweep_results(out_dir_, rows_);
     if (progress_) progress_->clear();
     if (!options_.quiet) print_progress(++done_, rows_.size(), row, log);
   }
@@ -295,10 +303,11 @@ class SweepRunner {
     if (progress_) progress_->clear();
     const size_t stopped = running_.size();
     running_.clear();
-    write_sweep_csv(out_dir_ / "sweep.csv", rows_);
-    throw Interrupted(signal, fmt::format("[sweep] interrupted by signal {} ({}): stopped {} running point(s); "
-                                          "run the same sweep again to resume it ({})", signal, strsignal(signal),
-                                          stopped, (out_dir_ / "sweep.csv").string()));
+    write_sweep_results(out_dir_, rows_);
+    const std::string again = options_.command_line.empty() ? "" : ":\n  " + options_.command_line;
+    throw Interrupted(signal, fmt::format("[sweep] interrupted by signal {} ({}): stopped {} running point(s) ({}); "
+                                          "run the same sweep again to resume it{}", signal, strsignal(signal),
+                                          stopped, (out_dir_ / "sweep.csv").string(), again));
   }
 
   const SweepOptions& options_;
@@ -345,7 +354,7 @@ std::vector<SweepRow> run_sweep(const SweepOptions& options, const std::vector<S
       runner.queue(i, plan.start);
     }
   }
-  write_sweep_csv(out_dir / "sweep.csv", rows);
+  write_sweep_results(out_dir, rows);
   const size_t skipped = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const SweepRow& r) { return r.skipped; }));
   if (!options.quiet && skipped > 0)
     fmt::print("{} of {} points already completed in {} with the same config: skipped\n", skipped, points.size(),

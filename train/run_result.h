@@ -20,6 +20,12 @@ struct TrainOptions {
   // can lose (train/checkpoint.h, checkpoint_due).
   double checkpoint_seconds = 600;
   Communicator* comm = nullptr;  // the processes training this model together; nullptr: this one alone
+  // With resume_dir (`normlab train --resume DIR train.steps=N`): continue the run to N steps, N >
+  // the train.steps it was made with (equal: a plain resume); its config.toml then says N.
+  int64_t extend_to_steps = 0;
+  // Extending a run whose schedule decays to train.steps (linear, cosine) changes the learning rate
+  // of the steps to come; refused unless this is set (--allow-schedule-change).
+  bool allow_schedule_change = false;
 };
 
 struct TrainResult {

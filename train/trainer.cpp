@@ -116,6 +116,7 @@ void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOpti
   s.checkpoint_seconds = options.checkpoint_seconds;
   s.c = options.resume_dir.empty() ? given : load_config((fs::path(options.resume_dir) / "config.toml").string(), {});
   RunConfig& c = s.c;
+  if (!options.resume_dir.empty()) s.files.extending = extend_run_config(c, options.resume_dir, options, s.quiet);
   set_num_threads(c.train.threads);
   check_batch_divides(c.train.batch_size, s.comm);
   NL_CHECK(s.comm.size() == 1 || !c.train.detect_anomaly, "train",

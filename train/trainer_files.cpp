@@ -47,7 +47,7 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
     write_file_atomic((dir / run_files::kConfig).string(), config_to_toml(c));
     write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(given) + "\n");
     if (data.tokenizer()) write_file_atomic((dir / run_files::kTokenizer).string(), data.tokenizer()->to_json());
-  } else if (is_completed_run(dir)) {  // nothing to do: its checkpoint is checked, no file of it changes
+  } else if (is_completed_run(dir) && !files.extending) {  // nothing to do: its checkpoint is checked, no file of it changes
     if (has_checkpoint(dir.string())) start_step = load_checkpoint(dir.string(), model, optimizer, data_gen, &scaler);
     remove_stale_checkpoint_files(dir.string());  // only what a failed writer left (ENOSPC on a removal)
     files.finished = true;
@@ -62,6 +62,10 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
     start_step = load_checkpoint(dir.string(), model, optimizer, data_gen, &scaler);
     keep_logs_through = start_step;  // rows are numbered by update: 1..start_step are done
     fs::remove(dir / run_files::kSummary);
+  }
+  if (files.extending) {  // after the summary is gone: a kill in between leaves a resumable run of the old length
+    write_file_atomic((dir / run_files::kConfig).string(), config_to_toml(c));
+    write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(c) + "\n");
   }
   remove_stale_checkpoint_files(dir.string());  // what a killed or failed writer left behind
   files.metrics.emplace(dir / run_files::kMetrics, keep_logs_through);
@@ -80,6 +84,33 @@ void read_earlier_losses(const fs::path& dir, TrainResult& result) {
       result.best_val_loss = std::min(result.best_val_loss, result.final_val_loss);
     }
   }
+}
+
+bool extend_run_config(RunConfig& c, const fs::path& dir, const TrainOptions& options, bool quiet) {
+  const int64_t from = c.train.steps, to = options.extend_to_steps;
+  if (to <= 0 || to == from) return false;
+  const std::string override_text = fmt::format("override 'train.steps={}'", to);
+  NL_CHECK(to > from, "train", "{}: '{}' runs to train.steps = {}; --resume extends a run (train.steps > {}), "
+           "a shorter one is a new run", override_text, dir.string(), from, from);
+  if (fs::exists(dir / run_files::kSummary)) {
+    const TrainResult done = finished_result(dir);
+    NL_CHECK(done.status != RunStatus::Diverged, "train", "{}: '{}' diverged at step {} ({}); it has no checkpoint "
+             "past the divergence to extend: start a new run", override_text, dir.string(), done.steps_done, done.reason);
+  }
+  const ScheduleKind kind = c.schedule.kind;
+  const bool decays_to_the_end = kind == ScheduleKind::Linear || kind == ScheduleKind::Cosine;
+  const double lr_after = learning_rate(c.schedule, c.optim.lr, from, to);
+  const std::string change = fmt::format(
+      "schedule.kind '{}' decays to schedule.min_lr ({}) at train.steps, so steps {}..{} follow the {}-step schedule "
+      "(lr {:.4g} at step {}, where the {}-step schedule had reached min_lr): the result is not a {}-step run from "
+      "scratch", enum_name(kind), c.schedule.min_lr, from, to - 1, to, lr_after, from, from, to);
+  NL_CHECK(!decays_to_the_end || options.allow_schedule_change, "train", "{}: {}. Add --allow-schedule-change to "
+           "extend '{}' anyway, or start a new run with train.steps={}", override_text, change, dir.string(), to);
+  c.train.steps = to;
+  if (!quiet)
+    fmt::print(stderr, "[train] extending '{}' from {} to {} steps (its config.toml now says train.steps = {}){}\n",
+               dir.string(), from, to, to, decays_to_the_end ? "; " + change : "");
+  return true;
 }
 
 namespace {

@@ -51,6 +51,11 @@ TEST(SweepSignals, SigtermIsForwardedToTheRunsAndTheSweepExitsAfterThem) {
   ASSERT_TRUE(WIFEXITED(status)) << "the sweep did not exit by itself (status " << status << ")";
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << slow.sweep_log();
   EXPECT_NE(slow.sweep_log().find("interrupted by signal 15"), std::string::npos) << slow.sweep_log();
+  // ... and says how to resume it, as a command to paste (the binary by its real path).
+  const std::string again = fs::canonical(test::kNormlab).string() + " sweep " + slow.s.config +
+                            " optim.lr=1e-2,2e-2,3e-2 --set train.steps=100000000 --out " + slow.out + " --jobs 2 --quiet";
+  EXPECT_NE(slow.sweep_log().find("run the same sweep again to resume it:\n  " + again), std::string::npos)
+      << slow.sweep_log();
   for (const pid_t run : slow.runs) {
     // Reaped by the sweep before it exited: the pid is gone, not even a zombie.
     EXPECT_TRUE(test::stat_fields(run).empty()) << "run " << run << " outlived the sweep";

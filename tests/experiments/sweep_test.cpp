@@ -7,6 +7,7 @@
 #include <map>
 
 #include "command_util.h"
+#include "dir_snapshot.h"
 #include "config/config.h"
 #include "train/run_dir.h"
 #include "sweep/sweep.h"
@@ -261,6 +262,26 @@ TEST(SweepCommand, ExitCodesProgressAndTable) {
   EXPECT_EQ(typo.exit_code, 1) << typo.output;
   EXPECT_NE(typo.output.find("override 'optim.bta1=0.8'"), std::string::npos) << typo.output;
   EXPECT_FALSE(fs::exists(s.dir.file("cli-typo")));
+}
+
+// The command a sweep logs for each point starts with the binary's real path (not
+// /proc/self/exe) and quotes what needs quoting: pasted into a shell, it runs the point again.
+TEST(SweepRun, LoggedCommandsCanBePastedIntoAShell) {
+  test::TinySweep s;
+  const std::string out = s.dir.file("with space");
+  const auto r = test::run_command(test::kNormlab + " sweep " + s.config + " optim.lr=1e-2 --out '" + out + "' --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string log = test::read_text(fs::path(out) / "logs" / "lr=1e-2.txt");
+  const std::string marker = "[sweep] $ ";
+  const size_t at = log.find(marker);
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string command = log.substr(at + marker.size(), log.find('\n', at) - at - marker.size());
+  EXPECT_EQ(command.find("/proc/self/exe"), std::string::npos) << command;
+  EXPECT_EQ(command.rfind(fs::canonical(test::kNormlab).string() + " train ", 0), 0u) << command;
+  EXPECT_NE(command.find("'train.out_dir=\"" + out + "\"'"), std::string::npos) << command;
+  const auto again = test::run_command(command + " --overwrite");
+  EXPECT_EQ(again.exit_code, 0) << command << "\n" << again.output;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "lr=1e-2" / "summary.json"));
 }
 
 }  // namespace
