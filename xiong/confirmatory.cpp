@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "io/shell_words.h"
 #include "xiong/arms.h"
 #include "xiong/outcomes.h"
 #include "xiong/registered_analysis.h"
@@ -68,12 +69,7 @@ std::string first_line_of(const std::string& command) {
 
 std::string registration_commit(const std::string& registration_path) {
   const fs::path file = fs::absolute(registration_path);
-  auto quote = [](const std::string& text) {  // one shell word: '...' with each ' as '\''
-    std::string out = "'";
-    for (const char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-  };
-  const std::string dir = quote(file.parent_path().string()), name = quote(file.filename().string());
+  const std::string dir = shell_quote(file.parent_path().string()), name = shell_quote(file.filename().string());
   const std::string commit =
       first_line_of(fmt::format("git -C {} log -1 --format='%H (%cs)' -- {} 2>/dev/null", dir, name));
   if (commit.empty()) return "unknown (not in a git checkout, or never committed)";
