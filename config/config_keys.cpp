@@ -28,6 +28,8 @@ void add_model_keys(std::vector<KeySpec>& t) {
            "positions: a learned table, rotary (rope), the fixed sinusoidal table, or none")
       .key("rope_theta", &ModelConfig::rope_theta, greater_than(0.0),
            "rope only: base of the rotary frequencies, inv_freq_i = theta^(-2i/head_dim)")
+      .key("qk_norm", &ModelConfig::qk_norm,
+           "normalize q and k per head (norm_type over head_dim) before RoPE and the scores: QK-norm")
       .key("sliding_window", &ModelConfig::sliding_window, IntRange{0},
            "attention sees only the last W + 1 keys (Mistral's window), in tokens; 0 = plain causal attention")
       .key("padding_idx", &ModelConfig::padding_idx, IntRange{-1},
@@ -72,7 +74,12 @@ void add_optim_keys(std::vector<KeySpec>& t) {
       .key("decay_norms_and_biases", &OptimConfig::decay_norms_and_biases, "also decay norm gains and all biases")
       .key("decay_embeddings", &OptimConfig::decay_embeddings, "also decay the embedding tables")
       .key("grad_clip", &OptimConfig::grad_clip, at_least(0.0),
-           "clip the global gradient norm to this before each update; 0 = no clipping");
+           "clip the global gradient norm to this before each update; 0 = no clipping")
+      .key("grad_clip_value", &OptimConfig::grad_clip_value, at_least(0.0),
+           "clamp each gradient element to [-v, v] after the norm clip; 0 = no value clipping")
+      .key("layer_lr_scale", &OptimConfig::layer_lr_scale,
+           "per-layer learning-rate factors: \"top_half:X\", \"bottom_half:X\" or one factor per layer "
+           "(\"1,1,0.5,0.5\"); other parameters 1; \"\" = none");
 }
 
 void add_schedule_keys(std::vector<KeySpec>& t) {
@@ -89,7 +96,10 @@ void add_schedule_keys(std::vector<KeySpec>& t) {
       .key("decay_factor", &ScheduleConfig::decay_factor, greater_than(0.0),
            "inverse_sqrt only: the rate is multiplied by this after decay_start; 1 = no extra drop")
       .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0),
-           "linear/cosine: the rate reached at train.steps (<= optim.lr)");
+           "linear/cosine: the rate reached at train.steps (<= optim.lr)")
+      .key("warmup_groups", &ScheduleConfig::warmup_groups,
+           "only these parameter groups warm up (comma list of attention, ffn, norms, embeddings, head); the "
+           "others run the schedule without its warmup; \"\" = all warm up");
 }
 
 void add_data_keys(std::vector<KeySpec>& t) {

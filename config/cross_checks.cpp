@@ -3,8 +3,12 @@
 // last of them was set.
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "config/config_keys.h"
+#include "core/error.h"
 #include "core/named_enum.h"
+#include "optim/lr_multipliers.h"
 
 namespace normlab::config_detail {
 namespace {
@@ -16,6 +20,18 @@ std::string precision_conflict(const RunConfig& r) {
   if (r.model.dtype != ParamDType::Float32)
     return fmt::format("precision '{}' keeps float32 master weights: model.dtype must be \"float32\", got \"{}\"",
                        enum_name(r.train.precision), r.model.dtype);
+  return "";
+}
+
+// The message of a parser's error without its "[op] " prefix ("" when it parses).
+std::string parse_error(const std::function<void()>& parse) {
+  try {
+    parse();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    const size_t end = what.find("] ");
+    return what.front() == '[' && end != std::string::npos ? what.substr(end + 2) : what;
+  }
   return "";
 }
 
@@ -63,6 +79,12 @@ std::vector<CrossCheck> build_cross_checks() {
                                           r.train.context, r.model.context_length);
                }});
   c.push_back({"train", {"train.precision", "model.dtype"}, precision_conflict});
+  c.push_back({"optim", {"optim.layer_lr_scale", "model.n_layers"}, [](const RunConfig& r) {
+                 return parse_error([&] { parse_layer_lr_scale(r.optim.layer_lr_scale, r.model.n_layers); });
+               }});
+  c.push_back({"schedule", {"schedule.warmup_groups"}, [](const RunConfig& r) {
+                 return parse_error([&] { parse_warmup_groups(r.schedule.warmup_groups); });
+               }});
   c.push_back({"schedule", {"schedule.kind", "schedule.warmup_steps"}, [](const RunConfig& r) {
                  return r.schedule.kind != ScheduleKind::InverseSqrt || r.schedule.warmup_steps >= 1
                             ? ""

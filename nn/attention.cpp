@@ -31,6 +31,10 @@ CausalSelfAttention::CausalSelfAttention(const ModelConfig& config)
   k_ = register_module("k", std::make_shared<Linear>(c, kv_width, config.bias, dtype));
   v_ = register_module("v", std::make_shared<Linear>(c, kv_width, config.bias, dtype));
   o_ = register_module("o", std::make_shared<Linear>(q_width, c, config.bias, dtype));
+  if (config.qk_norm) {
+    q_norm_ = register_module("q_norm", std::make_shared<Norm>(config, head_dim_));
+    k_norm_ = register_module("k_norm", std::make_shared<Norm>(config, head_dim_));
+  }
 }
 
 Var CausalSelfAttention::forward(const Var& x, uint64_t dropout_seed) {
@@ -38,6 +42,10 @@ Var CausalSelfAttention::forward(const Var& x, uint64_t dropout_seed) {
   Var q = split_heads(q_->forward(x), heads_);     // (B,H,T,D)
   Var k = split_heads(k_->forward(x), kv_heads_);  // (B,K,T,D)
   const Var v = split_heads(v_->forward(x), kv_heads_);
+  if (q_norm_) {  // QK-norm: each head's q and k over their D features
+    q = q_norm_->forward(q);
+    k = k_norm_->forward(k);
+  }
   if (rope_) {
     // cos/sin in float32 for a 16-bit model, then cast to its dtype (as Hugging Face's LLaMA)
     const DType dtype = q.value().dtype(), table_dtype = is_half(dtype) ? DType::F32 : dtype;

@@ -3,7 +3,8 @@
 // heads, K = n_kv_heads key/value heads (K divides H; K = H is plain multi-head, K = 1 multi-query),
 // D = head_dim (d_model / H unless set):
 //   q = x Wq^T (B,T,H D), k = x Wk^T, v = x Wv^T (B,T,K D)
-//   split into heads: q (B,H,T,D), k, v (B,K,T,D); rope: q, k rotated by position (rotate-half)
+//   split into heads: q (B,H,T,D), k, v (B,K,T,D); config.qk_norm: q, k normalized over D
+//   (children "q_norm", "k_norm": the model's norm_type); rope: q, k rotated by position (rotate-half)
 //   query head h reads key/value head h / (H/K): q viewed as (B,K,(H/K) T,D), so each group's
 //   queries share one batched product with their k and v (no copies of k, v)
 //   p = causal_softmax(q k^T, sliding_window, 1 / sqrt(D)) (B,H,T,T): scale, mask and softmax in
@@ -14,6 +15,7 @@
 #include <memory>
 
 #include "nn/layers.h"
+#include "nn/norms.h"
 #include "nn/model_config.h"
 #include "nn/module.h"
 
@@ -37,6 +39,7 @@ class CausalSelfAttention : public Module {
   bool causal_, rope_;
   double rope_theta_, dropout_;
   std::shared_ptr<Linear> q_, k_, v_, o_;
+  std::shared_ptr<Norm> q_norm_, k_norm_;  // config.qk_norm only
 };
 
 }  // namespace normlab

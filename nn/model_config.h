@@ -97,6 +97,10 @@ struct ModelConfig {
   // 1 / sqrt(D) scale. Set by code only (the Xiong suite's init-time probe of a non-causal stack,
   // E2b.bidir): a language model trained with it would see its targets, so no config key sets it.
   bool causal = true;
+  // QK-norm (Dehghani et al. 2023, Wortsman et al. 2023's remedy for attention-logit growth): q and k
+  // normalized per head, over their head_dim features, with the model's norm_type, before RoPE
+  // and the scores (parameters blocks.N.attn.q_norm.*, k_norm.*).
+  bool qk_norm = false;
   // Token id whose embedding row gets no gradient from the lookup (torch's padding_idx; Hugging
   // Face's Llama/Mistral/Gemma use pad_token_id); -1 = none.
   int64_t padding_idx = -1;

@@ -29,6 +29,8 @@ struct OptimConfig {
   bool decay_norms_and_biases = false;
   bool decay_embeddings = false;
   double grad_clip = 0.0;      // global-norm clipping threshold; 0 = off
+  double grad_clip_value = 0.0;  // each gradient element clamped to [-v, v] after the norm clip; 0 = off
+  std::string layer_lr_scale;  // per-block learning-rate factors (optim/lr_multipliers.h); "" = none
 };
 
 class Optimizer {
@@ -66,5 +68,8 @@ bool weight_decay_applies(const std::string& name, const OptimConfig& config);
 // Clips gradients to a global L2 norm of max_norm when max_norm > 0; always returns the norm
 // measured before clipping.
 double clip_grad_norm(const std::vector<Var>& params, double max_norm);
+// Clamps every gradient element to [-max_value, max_value] (max_value > 0); returns how many
+// elements it changed. Non-finite elements are left as they are (the divergence check sees them).
+int64_t clip_grad_value(const std::vector<Var>& params, double max_value);
 
 }  // namespace normlab

@@ -33,6 +33,7 @@ struct ScheduleConfig {
   int64_t decay_start = 0;  // InverseSqrt: the decay starts after max(warmup_steps, decay_start) steps
   double decay_factor = 1.0;  // InverseSqrt: the rate is multiplied by this after decay_start
   double min_lr = 0.0;
+  std::string warmup_groups;  // "" = every parameter warms up; else only these groups (optim/lr_multipliers.h)
 };
 
 // total_steps: the run's length (decay schedules end there).

@@ -6,6 +6,7 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 #include "dist/data_parallel.h"
+#include "optim/lr_multipliers.h"
 #include "optim/schedule.h"
 
 namespace normlab {
@@ -91,10 +92,15 @@ StepResult train_step(Learner& learner, const RunConfig& c, const Batch& shard, 
   }
   allreduce_gradients(model, counted, comm);  // from here on every rank holds the global gradient
   std::vector<Var> params;
-  for (const auto& p : model.named_parameters()) params.push_back(p.second);
+  std::vector<std::string> names;
+  for (const auto& [name, p] : model.named_parameters()) params.push_back(p), names.push_back(name);
   const bool finite_gradients = learner.scaler.unscale(params);
   if (hooks.on_gradients) hooks.on_gradients();
   out.grad_norm = clip_grad_norm(params, c.optim.grad_clip);
+  if (c.optim.grad_clip_value > 0) clip_grad_value(params, c.optim.grad_clip_value);
+  // Interventions (issue 38): per-layer rates, warmup of some parameter groups only.
+  if (const LrMultiplierSpec spec{c.optim.layer_lr_scale, c.schedule.warmup_groups, c.model.n_layers}; spec.active())
+    learner.optimizer.set_lr_multipliers(lr_multipliers(names, spec, c.schedule, c.optim.lr, step, c.train.steps));
   // Every rank decides alike: the loss and the gradients it looks at are the all-reduced ones.
   out.divergence = divergence_reason(out.loss, finite_gradients ? out.grad_norm : 0.0, c, step);
   if (out.divergence.empty() && learner.scaler.enabled()) {  // fp16: an overflow skips the update, halves the scale

@@ -44,7 +44,9 @@ TEST(ConfigDocs, DefaultsAndAllowedValuesComeFromTheCode) {
       EXPECT_EQ(doc.allowed, "one of post, pre, none, sandwich, deepnorm");
       EXPECT_EQ(doc.presets, "\"post\": gpt1; \"pre\": gpt2, llama, mistral, gemma, mixtral");
     }
-    if (doc.section == "train" || doc.section == "optim") EXPECT_EQ(doc.presets, "") << doc.name;
+    if (doc.section == "train" || doc.section == "optim") {
+      EXPECT_EQ(doc.presets, "") << doc.name;
+    }
   }
 }
 

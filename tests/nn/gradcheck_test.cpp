@@ -48,6 +48,10 @@ TEST(ModelGradcheck, OtherPlacementsNormsAndFfns) {
   deep.norm_type = NormType::RmsNormUnitOffset;
   deep.ffn_type = FfnType::GeGlu;
   expect_case_passes(make_model_case("deepnorm", "", deep));
+  ModelConfig qk = tiny_model_config(NormPlacement::Pre);  // QK-norm: a norm inside attention, per head
+  qk.qk_norm = true;
+  qk.norm_type = NormType::RmsNorm;
+  expect_case_passes(make_model_case("qk_norm", "", qk));
   ModelConfig none = tiny_model_config(NormPlacement::None);
   none.ffn_type = FfnType::Relu;
   expect_case_passes(make_model_case("none", "", none));

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "core/error.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
 
@@ -143,6 +144,23 @@ TEST(Schedule, ErrorsNameTheProblem) {
   }
   EXPECT_THROW(learning_rate(sched("cosine", 100), 1e-3, 0, 50), Error);  // total <= warmup
   EXPECT_THROW(learning_rate(sched("constant", -1), 1e-3, 0, 50), Error);
+}
+
+// Each element beyond the bound is clamped to it with its sign; the others and non-finite ones
+// (the divergence check must see them) are left alone; the count says how many changed.
+TEST(ClipGradValue, ClampsEachElementAndCountsThem) {
+  Var a = parameter(Tensor::from_vector({3.0, -0.5, -7.0}, {3}, DType::F64), "a");
+  Var b = parameter(Tensor::from_vector({0.25, NAN}, {2}, DType::F64), "b");
+  a.grad() = a.value().clone();
+  b.grad() = b.value().clone();
+  EXPECT_EQ(clip_grad_value({a, b}, 1.0), 2);
+  const std::vector<double> ga = a.grad().to_vector(), gb = b.grad().to_vector();
+  EXPECT_EQ(ga[0], 1.0);
+  EXPECT_EQ(ga[1], -0.5);
+  EXPECT_EQ(ga[2], -1.0);
+  EXPECT_EQ(gb[0], 0.25);
+  EXPECT_TRUE(std::isnan(gb[1]));
+  EXPECT_THROW(clip_grad_value({a}, 0.0), Error);
 }
 
 }  // namespace
