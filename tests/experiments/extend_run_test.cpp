@@ -36,7 +36,7 @@ TrainOptions extend_to(const fs::path& dir, int64_t steps, bool allow_schedule_c
 std::string model_bytes(const fs::path& run) { return test::read_text(run / "checkpoint" / "model.safetensors"); }
 
 TEST(ExtendRun, AConstantScheduleRunExtendedEqualsTheLongerRunFromScratch) {
-  TinyRun t;  // 6 steps, every step logged, evaluations at steps 1, 3, 5
+  TinyRun t;  // 6 steps, every step logged, evaluations after updates 2, 4, 6
   const std::vector<std::string> common = {"model.dropout=0.1", "schedule.warmup_steps=2"};
   auto with = [&](std::vector<std::string> more) {
     more.insert(more.end(), common.begin(), common.end());
@@ -129,7 +129,7 @@ TEST(ExtendRun, TheCommandLineTakesOnlyTrainSteps) {
   EXPECT_EQ(extended.exit_code, 0) << extended.output;
   EXPECT_NE(extended.output.find("completed after 8 steps"), std::string::npos) << extended.output;
   EXPECT_EQ(read_summary(t.run("run"))["steps_done"], 8);
-  EXPECT_EQ(read_metrics(t.run("run") / "metrics.jsonl").back()["step"], 7);
+  EXPECT_EQ(read_metrics(t.run("run") / "metrics.jsonl").back()["step"], 8);  // updates count from 1
 }
 
 }  // namespace
