@@ -151,7 +151,10 @@ void add_log_keys(std::vector<KeySpec>& t) {
            "batches of train.batch_size averaged per validation loss")
       .key("grad_norm_every", &LogConfig::grad_norm_every, IntRange{1, kMaxCount},
            "grad_norms.csv rows every N steps, plus step 0 (before any update) and the last step")
-      .key("tensorboard", &LogConfig::tensorboard, "also write metrics and gradient norms as TensorBoard event files");
+      .key("tensorboard", &LogConfig::tensorboard, "also write metrics and gradient norms as TensorBoard event files")
+      .key("dynamics_steps", &LogConfig::dynamics_steps, IntRange{0, kMaxCount},
+           "dynamics.csv for updates 1..N: per-layer gradient norms, norm-input RMS, Adam's sqrt(v), "
+           "update sizes, attention logits and entropy, the output change on a probe batch; 0 = off");
 }
 
 std::vector<KeySpec> build_key_specs() {
