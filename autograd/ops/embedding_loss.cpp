@@ -100,6 +100,20 @@ void check_targets(const char* op, const std::vector<int32_t>& ids, const Shape&
   }
 }
 
+// (1/n) sum_{r in K} smooth_r, smooth_r = -sum_j log softmax(X_r)_j = V lse_r - sum_j X[r, j], from
+// X (N, V), lse (N,) and the 0/1 counted rows; 0 when no row counts. Accumulated in double.
+double mean_smooth_loss(const Tensor& x, const Tensor& lse, const std::vector<double>& counted) {
+  const std::vector<double> lse_r = lse.to_vector(), sum_r = ops::reduce(ReduceOp::Sum, x, 1).to_vector();
+  const double vocab = static_cast<double>(x.size(1));
+  double total = 0.0, n = 0.0;
+  for (size_t r = 0; r < counted.size(); ++r) {
+    if (counted[r] == 0) continue;
+    total += vocab * lse_r[r] - sum_r[r];
+    n += 1;
+  }
+  return n > 0 ? total / n : 0.0;
+}
+
 }  // namespace
 
 // fairseq's label_smoothed_nll_loss (the form since fairseq 791ab7c, 2021), with the mean over counted
@@ -129,20 +143,13 @@ Var label_smoothed_cross_entropy(const Var& logits, const Tensor& targets, doubl
   Tensor lse = Tensor::empty({x.size(0)}, x.dtype(), x.device());
   const double nll = backend_for(x.device()).cross_entropy_forward(x, t, ignore_index, lse);  // mean over K
   const double eps_i = epsilon > 0 ? epsilon / static_cast<double>(vocab - 1) : 0.0;
-  double smooth = 0.0;  // (1/n) sum_{r in K} smooth_r
-  if (epsilon > 0 && count > 0) {
-    const std::vector<double> lse_r = lse.to_vector(), sum_r = ops::reduce(ReduceOp::Sum, x, 1).to_vector();
-    for (size_t r = 0; r < counted.size(); ++r)
-      if (counted[r] != 0) smooth += static_cast<double>(vocab) * lse_r[r] - sum_r[r];
-    smooth /= static_cast<double>(count);
-  }
+  const double smooth = epsilon > 0 ? mean_smooth_loss(x, lse, counted) : 0.0;
   const double keep_target = 1.0 - epsilon - eps_i;
   Tensor y = Tensor::full({}, keep_target * nll + eps_i * smooth, x.dtype(), x.device());
   Tensor counted_rows = Tensor::from_vector(counted, {x.size(0), 1}, x.dtype()).to(x.device());  // (N, 1)
   const Shape logits_shape = logits.shape();
-  return record(name, {logits}, y,
-                [x, t, lse, ignore_index, count, keep_target, eps_i, vocab, counted_rows,
-                 logits_shape](const Tensor& g) -> Grads {
+  auto d_logits = [x, t, lse, ignore_index, count, keep_target, eps_i, vocab, counted_rows,
+                   logits_shape](const Tensor& g) -> Grads {
     const double s = count > 0 ? g.item() / static_cast<double>(count) : 0.0;
     Tensor dx = Tensor::empty(x.shape(), x.dtype(), x.device());
     backend_for(x.device()).cross_entropy_backward(x, t, ignore_index, lse, s * keep_target, dx);
@@ -152,7 +159,8 @@ Var label_smoothed_cross_entropy(const Var& logits, const Tensor& targets, doubl
       ops::axpy_(1.0, ops::sub(ops::mul(p, ops::scale(w, static_cast<double>(vocab))), w), dx);
     }
     return {dx.reshape(logits_shape)};
-  });
+  };
+  return record(name, {logits}, y, d_logits);
 }
 
 }  // namespace normlab
