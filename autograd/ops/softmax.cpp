@@ -99,6 +99,7 @@ std::pair<Tensor, Tensor> padding_masks(const Shape& scores, const std::vector<i
 
 }  // namespace
 
+// x (B, ..., Tq, Tk) scores, key_padding (B, Tk) int32 (1 = pad) or undefined -> y of x's shape.
 Var masked_softmax(const Var& x, const Tensor& key_padding, bool causal, double scale) {
   const char* name = "masked_softmax";
   check_floating(x.value(), name, "scores");
@@ -116,8 +117,9 @@ Var masked_softmax(const Var& x, const Tensor& key_padding, bool causal, double 
   if (!any_pad) {
     y = ops::softmax(x.value(), args);  // exactly softmax / causal_softmax of scale * x
   } else {
-    auto [keep, bias] = padding_masks(x.shape(), pad, causal, x.value().dtype());
+    auto [keep, bias] = padding_masks(x.shape(), pad, causal, x.value().dtype());  // (B,1..,1,Tk), (B,1..,1|Tq,Tk)
     const Device device = x.value().device();
+    // (B, ..., Tq, Tk) = softmax(s (x + bias)) * keep
     y = ops::mul(ops::softmax(ops::add(x.value(), bias.to(device)), args), keep.to(device));
   }
   return record(name, {x}, y, [y, scale](const Tensor& g) -> Grads { return {ops::softmax_backward(y, g, scale)}; });
