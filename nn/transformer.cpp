@@ -182,16 +182,17 @@ Var TransformerLM::training_loss(const Tensor& ids, const Tensor& targets) {
 }
 
 Var z_loss(const Var& logits, const Tensor& targets, int32_t ignore_index) {
+  const Shape lead(logits.shape().begin(), logits.shape().end() - std::min(logits.dim(), 1));
+  NL_CHECK(logits.dim() >= 1 && targets.defined() && targets.dtype() == DType::I32 && targets.shape() == lead,
+           "z_loss", "targets must be int32 with logits {} without the last axis, got {}",
+           shape_str(logits.shape()), targets.defined() ? targets.describe() : std::string("undefined"));
   const Var lse = logsumexp(logits);  // (...)
-  NL_CHECK(targets.defined() && targets.dtype() == DType::I32 && targets.shape() == lse.shape(), "z_loss",
-           "targets must be int32 with logits {} without the last axis, got {}", shape_str(logits.shape()),
-           targets.defined() ? targets.describe() : std::string("undefined"));
   const std::vector<int32_t> ids = targets.to_ints();
   std::vector<double> counted(ids.size());
   std::transform(ids.begin(), ids.end(), counted.begin(),
                  [ignore_index](int32_t t) { return t == ignore_index ? 0.0 : 1.0; });
   const double n = std::accumulate(counted.begin(), counted.end(), 0.0);
-  if (n == static_cast<double>(ids.size())) return mean_all(square(lse));  // nothing ignored
+  if (n > 0 && n == static_cast<double>(ids.size())) return mean_all(square(lse));  // nothing ignored
   const Tensor mask = Tensor::from_vector(counted, lse.shape(), lse.value().dtype()).to(lse.value().device());
   // No counted token: 0 (and a zero gradient), as cross_entropy's mean over an empty set.
   return scale(sum_all(mul(square(lse), constant(mask))), n > 0 ? 1.0 / n : 0.0);
