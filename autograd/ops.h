@@ -68,6 +68,12 @@ Var softmax(const Var& x);         // last axis
 // window > 0 (sliding window, as Hugging Face's Mistral) row i sees columns i - window .. i
 // (window + 1 keys); the others get probability exactly 0. Attention passes 1 / sqrt(D) as scale.
 Var causal_softmax(const Var& x, int64_t window = 0, double scale = 1.0);
+// Attention softmax of scale * x with a key-padding mask, x (B, ..., Tq, Tk) scores, e.g.
+// (B, H, Tq, Tk); Tq may differ from Tk (cross-attention). key_padding int32 (B, Tk), 1 = pad, 0 =
+// key, or undefined (no padding). Padded keys get probability exactly 0; causal (needs Tq == Tk)
+// also hides k > q. A row with no visible key (every key padded) is all zeros, its gradient zero.
+// Without padding it equals softmax / causal_softmax(x, 0, scale) bitwise. dtypes as causal_softmax.
+Var masked_softmax(const Var& x, const Tensor& key_padding, bool causal = false, double scale = 1.0);
 // weight (V, C), ids int32 (any shape) -> (*ids, C); backward scatter-adds into weight, except into
 // row padding_idx (torch's padding_idx: that row gets no gradient from the lookup; -1 = none).
 Var embedding(const Var& weight, const Tensor& ids, int64_t padding_idx = -1);
@@ -88,6 +94,14 @@ Var logsumexp(const Var& x);
 // Mean token cross-entropy fused with log-softmax. logits (..., V), targets int32 (...);
 // positions whose target == ignore_index are excluded from the mean.
 Var cross_entropy(const Var& logits, const Tensor& targets, int32_t ignore_index = -1);
+// fairseq's label-smoothed cross-entropy fused with log-softmax, as a mean over the counted tokens
+// (fairseq sums): with eps_i = epsilon / (V - 1), each counted token adds
+//   (1 - epsilon - eps_i) (-log p_target) + eps_i sum_j (-log p_j),
+// the cross-entropy against q = 1 - epsilon on the target and eps_i on every other class. Positions
+// whose target == ignore_index are excluded (all excluded: loss 0, gradient 0, as cross_entropy).
+// epsilon in [0, 1); epsilon = 0 is cross_entropy exactly. Logits float32 or float64.
+Var label_smoothed_cross_entropy(const Var& logits, const Tensor& targets, double epsilon,
+                                 int32_t ignore_index = -1);
 // Inverted dropout with a counter-based mask from `seed`; identity when !training or p == 0.
 Var dropout(const Var& x, double p, uint64_t seed, bool training);
 

@@ -101,7 +101,8 @@ void add_schedule_keys(std::vector<KeySpec>& t) {
       .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0),
            "linear/cosine: the rate reached at train.steps (<= optim.lr)")
       .key("warmup_groups", &ScheduleConfig::warmup_groups,
-           "only these parameter groups warm up (comma list of attention, ffn, norms, embeddings, head); the "
+           "only these parameter groups warm up (comma list of attention, ffn, norms, embeddings, head, "
+           "top_half, bottom_half: the blocks of that half); the "
            "others run the schedule without its warmup; \"\" = all warm up");
 }
 
@@ -154,7 +155,10 @@ void add_log_keys(std::vector<KeySpec>& t) {
            "batches of train.batch_size averaged per validation loss")
       .key("grad_norm_every", &LogConfig::grad_norm_every, IntRange{1, kMaxCount},
            "grad_norms.csv rows every N steps, plus step 0 (before any update) and the last step")
-      .key("tensorboard", &LogConfig::tensorboard, "also write metrics and gradient norms as TensorBoard event files");
+      .key("tensorboard", &LogConfig::tensorboard, "also write metrics and gradient norms as TensorBoard event files")
+      .key("dynamics_steps", &LogConfig::dynamics_steps, IntRange{0, kMaxCount},
+           "dynamics.csv for updates 1..N: per-layer gradient norms, norm-input RMS, Adam's sqrt(v), "
+           "update sizes, attention logits and entropy, the output change on a probe batch; 0 = off");
 }
 
 std::vector<KeySpec> build_key_specs() {

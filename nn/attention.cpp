@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/ops.h"
+#include "nn/activation_record.h"
 
 namespace normlab {
 
@@ -66,6 +67,8 @@ Var CausalSelfAttention::attend(const Var& q, const Var& k, const Var& v) const 
   if (group != 1) scores = reshape(scores, {b, heads_, t, t});  // (B,H,T,T)
   const double scale_factor = 1.0 / std::sqrt(static_cast<double>(head_dim_));
   Var probs = causal_ ? causal_softmax(scores, window_, scale_factor) : softmax(scale(scores, scale_factor));
+  if (ActivationRecorder* recorder = activation_recorder())
+    record_attention(*recorder, scope(), scores.value(), probs.value(), scale_factor, causal_, window_);
   if (group != 1) probs = reshape(probs, {b, kv_heads_, group * t, t});
   const Var heads = matmul(probs, v);                                          // (B,K,group T,D)
   return group == 1 ? heads : reshape(heads, {b, heads_, t, head_dim_});     // (B,H,T,D)

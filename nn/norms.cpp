@@ -2,6 +2,7 @@
 
 #include "autograd/autocast.h"
 #include "autograd/ops.h"
+#include "nn/activation_record.h"
 #include "nn/layers.h"
 
 namespace normlab {
@@ -38,7 +39,11 @@ NormCall Norm::call() const {
   return c;
 }
 
-Var Norm::forward(const Var& x) { return (kind_->fused ? kind_->fused : kind_->composed)(x, call()); }
+Var Norm::forward(const Var& x) {
+  if (ActivationRecorder* recorder = activation_recorder())
+    recorder->add(std::string(scope()) + ".input_rms", host_rms(x.value()));
+  return (kind_->fused ? kind_->fused : kind_->composed)(x, call());
+}
 
 Var Norm::forward_composed(const Var& x) { return kind_->composed(x, call()); }
 

@@ -10,7 +10,7 @@ namespace normlab {
 
 namespace {
 
-const std::vector<std::string> kGroups = {"attention", "ffn", "norms", "embeddings", "head"};
+const std::vector<std::string> kGroups = {"attention", "ffn", "norms", "embeddings", "head", "top_half", "bottom_half"};
 
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> parts;
@@ -40,6 +40,16 @@ int64_t block_of(const std::string& name) {
   return std::strtoll(name.c_str() + 7, nullptr, 10);
 }
 
+// Whether parameter `name` belongs to one of `groups`: its kind (parameter_group), or top_half /
+// bottom_half for the blocks in that half (an odd middle block in neither, as the layer scale's).
+bool in_warmup_groups(const std::string& name, const std::vector<std::string>& groups, int64_t n_layers) {
+  auto has = [&](const std::string& g) { return std::find(groups.begin(), groups.end(), g) != groups.end(); };
+  if (has(parameter_group(name))) return true;
+  const int64_t block = block_of(name);
+  if (block < 0 || block >= n_layers) return false;
+  return (has("bottom_half") && block < n_layers / 2) || (has("top_half") && block >= n_layers - n_layers / 2);
+}
+
 }  // namespace
 
 std::vector<double> parse_layer_lr_scale(const std::string& text, int64_t n_layers) {
@@ -65,7 +75,8 @@ std::vector<std::string> parse_warmup_groups(const std::string& text) {
   std::vector<std::string> groups = split_commas(text);
   for (const std::string& g : groups)
     NL_CHECK(std::find(kGroups.begin(), kGroups.end(), g) != kGroups.end(), "lr_multipliers",
-             "schedule.warmup_groups = \"{}\": unknown group '{}' (known: attention, ffn, norms, embeddings, head)",
+             "schedule.warmup_groups = \"{}\": unknown group '{}' (known: attention, ffn, norms, embeddings, head, "
+             "top_half, bottom_half)",
              text, g);
   return groups;
 }
@@ -94,7 +105,7 @@ std::vector<double> lr_multipliers(const std::vector<std::string>& names, const 
   for (const std::string& name : names) {
     const int64_t block = block_of(name);
     double m = block >= 0 && block < spec.n_layers ? layer[static_cast<size_t>(block)] : 1.0;
-    if (!warm.empty() && std::find(warm.begin(), warm.end(), parameter_group(name)) == warm.end()) m *= unwarmed;
+    if (!warm.empty() && !in_warmup_groups(name, warm, spec.n_layers)) m *= unwarmed;
     out.push_back(m);
   }
   return out;

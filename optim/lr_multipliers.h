@@ -6,7 +6,8 @@
 //     "x1,x2,...,xL" = one factor per block, layer 1 first. Parameters outside the blocks
 //     (embeddings, final norm, head) get 1. Factors are >= 0.
 //   warmup groups ("schedule.warmup_groups"): "" = every parameter follows the schedule's warmup;
-//     else a comma list of groups (attention, ffn, norms, embeddings, head): those follow it, and
+//     else a comma list of groups (attention, ffn, norms, embeddings, head, and top_half /
+//     bottom_half: the blocks of that half, as the layer scale's halves): those follow it, and
 //     every other parameter gets at each step the rate of the same schedule with no warmup,
 //     r0(step) / r(step) as its multiplier (r0: warmup_steps = 0).
 // Groups by parameter name: attention "*.attn.*", ffn "*.ffn.*" or "*.moe.*", norms "*norm*",

@@ -63,8 +63,7 @@ std::vector<std::string> split_metrics(const std::string& metric) {
 
 // Column index of `metric` for every layer N present in the table: the column
 // "blocks.N.<metric>" (one parameter) or "<metric>.N" (layer.N, residual_rms.N, ...).
-std::map<int, int> layer_columns(const CsvTable& table, const std::string& metric,
-                                 const std::string& file) {
+std::map<int, int> find_layer_columns(const CsvTable& table, const std::string& metric) {
   std::map<int, int> columns;
   const std::string prefix = metric + ".";
   for (size_t c = 0; c < table.columns.size(); ++c) {
@@ -77,17 +76,37 @@ std::map<int, int> layer_columns(const CsvTable& table, const std::string& metri
       columns[std::atoi(name.c_str() + prefix.size())] = static_cast<int>(c);
     }
   }
+  return columns;
+}
+
+std::map<int, int> layer_columns(const CsvTable& table, const std::string& metric, const std::string& file) {
+  const std::map<int, int> columns = find_layer_columns(table, metric);
   NL_CHECK(!columns.empty(), "plot", "{} has no column blocks.N.{} or {}.N (metric '{}')", file, metric,
            metric, metric);
   return columns;
 }
 
-CsvTable read_grad_norms(const std::string& run_dir, std::string& file) {
-  file = (fs::path(run_dir) / run_files::kGradNorms).string();
+// A run's grad_norms.csv or dynamics.csv (`name`), whose first column must be "step".
+CsvTable read_step_table(const std::string& run_dir, const char* name, std::string& file) {
+  file = (fs::path(run_dir) / name).string();
   NL_CHECK(fs::exists(file), "plot", "missing {}: is '{}' a run directory?", file, run_dir);
   CsvTable table = read_csv(file);
   NL_CHECK(table.column("step") == 0, "plot", "{}: the first column must be 'step'", file);
   return table;
+}
+
+// One line per layer of run r (colour = layer, dash pattern = run) from `columns` (layer -> column).
+void add_layer_series(Chart& chart, const CsvTable& table, const std::map<int, int>& columns,
+                      const std::vector<std::string>& names, size_t r) {
+  for (const auto& [layer, column] : columns) {
+    ChartSeries series;
+    series.title = names.size() == 1 ? fmt::format("layer {}", layer + 1) : fmt::format("{}: layer {}", names[r], layer + 1);
+    series.color = layer + 1;
+    series.dash = static_cast<int>(r) + 1;
+    series.markers = table.rows.size() < 30;
+    for (const auto& row : table.rows) series.points.emplace_back(row[0], row[static_cast<size_t>(column)]);
+    chart.series.push_back(std::move(series));
+  }
 }
 
 // The y label for a metric, from the column it was found in.
@@ -113,7 +132,7 @@ void plot_init_grad_norms(const std::vector<std::string>& run_dirs, const std::s
   int max_layer = 0;
   for (size_t r = 0; r < run_dirs.size(); ++r) {
     std::string file;
-    const CsvTable table = read_grad_norms(run_dirs[r], file);
+    const CsvTable table = read_step_table(run_dirs[r], run_files::kGradNorms, file);
     // Update 1's gradient, the model at initialization (logs written before updates counted from 1
     // call it step 0).
     const std::vector<double>* init_row = nullptr;
@@ -154,21 +173,47 @@ void plot_grad_norms_over_steps(const std::vector<std::string>& run_dirs, const 
   // Colour = layer, dash pattern = run: every layer of every run, one legend entry each.
   for (size_t r = 0; r < run_dirs.size(); ++r) {
     std::string file;
-    const CsvTable table = read_grad_norms(run_dirs[r], file);
+    const CsvTable table = read_step_table(run_dirs[r], run_files::kGradNorms, file);
     NL_CHECK(!table.rows.empty(), "plot", "{} has no rows", file);
     const std::map<int, int> columns = layer_columns(table, metric, file);
     chart.ylabel = metric_label(table, columns, metric);
-    for (const auto& [layer, column] : columns) {
-      ChartSeries series;
-      series.title = run_dirs.size() == 1 ? fmt::format("layer {}", layer + 1)
-                                          : fmt::format("{}: layer {}", names[r], layer + 1);
-      series.color = layer + 1;
-      series.dash = static_cast<int>(r) + 1;
-      series.markers = table.rows.size() < 30;
-      for (const auto& row : table.rows) series.points.emplace_back(row[0], row[column]);
+    add_layer_series(chart, table, columns, names, r);
+  }
+  render_chart(chart, output);
+}
+
+void plot_dynamics(const std::vector<std::string>& run_dirs, const std::string& output, const std::string& metric,
+                   const std::string& title, const std::vector<std::string>& labels) {
+  NL_CHECK(!run_dirs.empty(), "plot", "no run directories given for '{}'", output);
+  const std::vector<std::string> names = run_labels(run_dirs, labels);
+  Chart chart;
+  chart.title = title.empty() ? fmt::format("{} over the first updates", metric) : title;
+  chart.xlabel = "step";
+  chart.ylabel = metric;
+  chart.x_from_zero = true;
+  bool positive = true;
+  for (size_t r = 0; r < run_dirs.size(); ++r) {
+    const std::string file = (fs::path(run_dirs[r]) / run_files::kDynamics).string();
+    NL_CHECK(fs::exists(file), "plot", "missing {}: train '{}' with log.dynamics_steps = N to write it", file,
+             run_dirs[r]);
+    std::string read_from;
+    const CsvTable table = read_step_table(run_dirs[r], run_files::kDynamics, read_from);
+    const std::map<int, int> per_layer = find_layer_columns(table, metric);
+    const int single = table.column(metric);
+    NL_CHECK(!per_layer.empty() || single > 0, "plot", "{} has no column blocks.N.{} or {} (its columns: {}, ...)",
+             file, metric, metric, table.columns.size() > 1 ? table.columns[1] : std::string("none"));
+    const size_t before = chart.series.size();
+    if (!per_layer.empty()) {
+      add_layer_series(chart, table, per_layer, names, r);
+    } else {
+      ChartSeries series{.title = names[r], .color = static_cast<int>(r) + 1, .markers = table.rows.size() < 30};
+      for (const auto& row : table.rows) series.points.emplace_back(row[0], row[static_cast<size_t>(single)]);
       chart.series.push_back(std::move(series));
     }
+    for (size_t i = before; i < chart.series.size(); ++i)
+      for (const auto& [x, y] : chart.series[i].points) positive = positive && y > 0;
   }
+  chart.log_y = positive;  // norms, sizes and changes span decades; entropies and logits may not be positive
   render_chart(chart, output);
 }
 

@@ -30,6 +30,13 @@ void plot_grad_norms_over_steps(const std::vector<std::string>& run_dirs, const 
                                 const std::string& metric = kDefaultGradMetric, const std::string& title = "",
                                 const std::vector<std::string>& labels = {});
 
+// (d) One quantity of dynamics.csv (train/dynamics.h) over the logged updates: a per-layer
+// column "blocks.N.<metric>" (grad.w2, norm1.input_rms, attn.logit_max, update_ratio, ...) as
+// one line per layer and run (colour = layer, dash = run), or a whole-model column (output_change,
+// logit_max, probe_loss) as one line per run; log y when every value is positive.
+void plot_dynamics(const std::vector<std::string>& run_dirs, const std::string& output, const std::string& metric,
+                   const std::string& title = "", const std::vector<std::string>& labels = {});
+
 // (c) Train loss (solid) and validation loss (dashed, same colour) of several runs from their
 // metrics.jsonl. log_y draws the loss on a log scale.
 void plot_loss_curves(const std::vector<std::string>& run_dirs, const std::string& output,

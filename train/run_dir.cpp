@@ -192,8 +192,8 @@ std::vector<double> grad_norm_values(const std::vector<std::pair<std::string, do
   return values;
 }
 
-GradNormWriter::GradNormWriter(const fs::path& path, std::optional<int64_t> keep_through_step)
-    : path_(path) {
+StepCsvWriter::StepCsvWriter(const fs::path& path, std::string what, std::optional<int64_t> keep_through_step)
+    : path_(path), what_(std::move(what)) {
   if (keep_through_step && fs::exists(path)) {
     std::vector<std::string> lines = read_lines(path);
     std::string kept;
@@ -213,36 +213,45 @@ GradNormWriter::GradNormWriter(const fs::path& path, std::optional<int64_t> keep
   out_ = open_for_append(path, !keep_through_step.has_value());
 }
 
+void StepCsvWriter::write(int64_t step, const std::vector<std::string>& columns, const std::vector<double>& values) {
+  NL_CHECK(columns.size() == values.size(), what_, "{} column names for {} values", columns.size(), values.size());
+  std::vector<std::string> header = {"step"};
+  for (const std::string& name : columns) {
+    NL_CHECK(!name.empty() && name.find_first_of(",\"\n") == std::string::npos, what_,
+             "'{}' cannot be a CSV column name", name);
+    header.push_back(name);
+  }
+  if (header_.empty()) {
+    header_ = header;
+    out_ << csv_line(header);
+  } else {
+    NL_CHECK(header == header_, what_,
+             "{}: the columns of step {} differ from the header ({} columns now, {} in the header): "
+             "the parameter list must not change during a run", path_.string(), step, header.size(),
+             header_.size());
+  }
+  std::vector<std::string> row = {fmt::format("{}", step)};
+  for (const double value : values) row.push_back(csv_number(value));
+  out_ << csv_line(row);
+  out_.flush();
+  NL_CHECK(out_.good(), what_, "writing '{}' failed", path_.string());
+}
+
+GradNormWriter::GradNormWriter(const fs::path& path, std::optional<int64_t> keep_through_step)
+    : csv_(path, "grad_norms", keep_through_step) {}
+
 std::vector<std::string> GradNormWriter::write(int64_t step,
                                                const std::vector<std::pair<std::string, double>>& norms,
                                                const std::vector<std::pair<std::string, double>>& extra) {
   std::vector<std::string> names, extra_names;
-  for (const auto* list : {&norms, &extra}) {
-    for (const auto& [name, value] : *list) {
-      NL_CHECK(!name.empty() && name.find_first_of(",\"\n") == std::string::npos, "grad_norms",
-               "'{}' cannot be a CSV column name", name);
-      (list == &norms ? names : extra_names).push_back(name);
-    }
-  }
-  const std::vector<std::string> columns = grad_norm_columns(names, extra_names);
-  if (header_.empty()) {
-    header_ = columns;
-    out_ << csv_line(columns);
-  } else {
-    NL_CHECK(columns == header_, "grad_norms",
-             "{}: the columns of step {} differ from the header ({} columns now, {} in the header): "
-             "the parameter list must not change during a run", path_.string(), step, columns.size(),
-             header_.size());
-  }
-
+  for (const auto& [name, norm] : norms) names.push_back(name);
+  for (const auto& [name, value] : extra) extra_names.push_back(name);
+  std::vector<std::string> columns = grad_norm_columns(names, extra_names);
+  columns.erase(columns.begin());  // "step": the writer's own first column
+  csv_.write(step, columns, grad_norm_values(norms, extra));
   std::vector<std::string> zero;
   for (const auto& [name, norm] : norms)
     if (norm == 0.0) zero.push_back(name);
-  std::vector<std::string> row = {fmt::format("{}", step)};
-  for (const double value : grad_norm_values(norms, extra)) row.push_back(csv_number(value));
-  out_ << csv_line(row);
-  out_.flush();
-  NL_CHECK(out_.good(), "grad_norms", "writing '{}' failed", path_.string());
   return zero;
 }
 

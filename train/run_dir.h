@@ -14,6 +14,8 @@
 //                     named "blocks.N.*"), global (L2 norm over all), then any extra columns the
 //                     trainer adds (e.g. residual_rms.N); numbered as metrics.jsonl (step 1: the
 //                     gradient at initialization)
+//   dynamics.csv      with log.dynamics_steps = N: the mechanism quantities of updates 1..N, one
+//                     row each (train/dynamics.h)
 //   summary.json      written last, atomically: its presence marks the run as completed
 //   fingerprint.txt   config_fingerprint of the config the run was started with (a sweep compares it)
 //   events.out.tfevents.*   with log.tensorboard, metrics and gradient norms for TensorBoard
@@ -40,6 +42,7 @@ namespace run_files {
 inline constexpr const char* kConfig = "config.toml";
 inline constexpr const char* kMetrics = "metrics.jsonl";
 inline constexpr const char* kGradNorms = "grad_norms.csv";
+inline constexpr const char* kDynamics = "dynamics.csv";
 inline constexpr const char* kSummary = "summary.json";
 inline constexpr const char* kFingerprint = "fingerprint.txt";
 inline constexpr const char* kTokenizer = "tokenizer.json";
@@ -89,9 +92,25 @@ class MetricsWriter {
   std::ofstream out_;
 };
 
-// Writes grad_norms.csv; the header is written with the first row (from that row's names) and
-// every later row must name the same parameters in the same order. keep_through_step as above
-// (the kept file's header must match the first row written).
+// A wide CSV whose first column is "step" (grad_norms.csv, dynamics.csv): the header is written
+// with the first row, and every later row must name the same columns in the same order.
+// keep_through_step as MetricsWriter's (the kept file's header must match the first row written).
+// Errors are prefixed with `what`.
+class StepCsvWriter {
+ public:
+  StepCsvWriter(const std::filesystem::path& path, std::string what,
+                std::optional<int64_t> keep_through_step = std::nullopt);
+  // One row: the step, then values[i] under columns[i] (the names after "step").
+  void write(int64_t step, const std::vector<std::string>& columns, const std::vector<double>& values);
+
+ private:
+  std::filesystem::path path_;
+  std::string what_;
+  std::ofstream out_;
+  std::vector<std::string> header_;  // empty until the first row (or taken from a kept file)
+};
+
+// Writes grad_norms.csv (columns: grad_norm_columns below).
 class GradNormWriter {
  public:
   explicit GradNormWriter(const std::filesystem::path& path,
@@ -103,9 +122,7 @@ class GradNormWriter {
                                  const std::vector<std::pair<std::string, double>>& extra = {});
 
  private:
-  std::filesystem::path path_;
-  std::ofstream out_;
-  std::vector<std::string> header_;  // empty until the first row (or taken from a kept file)
+  StepCsvWriter csv_;
 };
 
 // The block index N of "blocks.N.<...>" parameter names, -1 for others (embeddings, final norm).

@@ -172,13 +172,19 @@ StepResult run_step(TrainState& s, int64_t step) {
   // Every rank draws the whole global batch (the same stream) and trains on its shard of rows.
   const Batch batch = shard_of(s.data->sample(false, c.train.batch_size, c.train.context, s.data_gen), s.comm);
   const bool log_norms = logs_grad_norms(c, step);
+  DynamicsLog* dynamics = s.files.dynamics && s.files.dynamics->covers(step + 1) ? &*s.files.dynamics : nullptr;
+  if (dynamics) dynamics->before_update(model);
   model.set_record_residual_rms(log_norms);  // the probe reads one number back per layer
   StepHooks hooks;
-  if (log_norms)
-    hooks.on_gradients = [&] { log_grad_norms(s.files, model, step + 1, step == s.start_step && !s.quiet, s.comm); };
+  if (log_norms || dynamics)
+    hooks.on_gradients = [&] {
+      if (log_norms) log_grad_norms(s.files, model, step + 1, step == s.start_step && !s.quiet, s.comm);
+      if (dynamics) dynamics->record_gradients(model);
+    };
   Learner learner{model, *s.optimizer, s.scaler};
   const StepResult out = train_step(learner, c, batch, step, s.comm, hooks);
   model.set_record_residual_rms(false);
+  if (dynamics && out.divergence.empty()) dynamics->after_update(model, *s.optimizer, step + 1);
   if (out.divergence.empty()) {
     s.result.final_train_loss = out.loss;
     s.result.steps_done = step + 1;

@@ -71,6 +71,8 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
   files.metrics.emplace(dir / run_files::kMetrics, keep_logs_through);
   files.grad_log.emplace(dir / run_files::kGradNorms, keep_logs_through);
   if (c.log.tensorboard) files.events.emplace(dir, keep_logs_through);
+  if (c.log.dynamics_steps > 0)
+    files.dynamics.emplace(c, data, dir, keep_logs_through, files.events ? &*files.events : nullptr);
   return start_step;
 }
 

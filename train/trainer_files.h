@@ -1,5 +1,5 @@
-// The trainer's run files (rank 0): the locked run directory, metrics.jsonl, grad_norms.csv and the
-// TensorBoard events; opening a fresh or resumed run, the logs written each step, checkpoints and
+// The trainer's run files (rank 0): the locked run directory, metrics.jsonl, grad_norms.csv,
+// dynamics.csv and the TensorBoard events; opening a fresh or resumed run, the logs written each step, checkpoints and
 // summary.json. Used by train/trainer.cpp only.
 #pragma once
 #include <filesystem>
@@ -10,6 +10,7 @@
 #include "core/random.h"
 #include "dist/communicator.h"
 #include "config/run_config.h"
+#include "train/dynamics.h"
 #include "train/run_dir.h"
 #include "train/tensorboard.h"
 #include "train/run_result.h"
@@ -26,6 +27,7 @@ struct RunFiles {
   std::optional<MetricsWriter> metrics;
   std::optional<GradNormWriter> grad_log;
   std::optional<TensorBoardWriter> events;  // log.tensorboard: the same numbers as TensorBoard scalars
+  std::optional<DynamicsLog> dynamics;       // log.dynamics_steps > 0: dynamics.csv
   bool finished = false;  // --resume of a finished run: locked and checked, nothing opened or changed
   bool extending = false;  // --resume DIR train.steps=N: config.toml and fingerprint.txt say N from now on
 };

@@ -7,6 +7,7 @@
 //   E6 RMSNorm, Dynamic Tanh vs LayerNorm             e6_rmsnorm_dynamic_tanh.cpp
 //   E7 gradient profile over training, Adam's update size   e7_mechanism.cpp
 //   E8 Post-LN vs Pre-LN in bf16 and fp16                e8_precision.cpp
+//   E9 why Post-LN needs warmup: dynamics, interventions  e9_why_warmup.cpp (exploratory, own sweep)
 // Init-time probes run in this process and are cached (report.h: cached); training runs go through
 // one sweep per base config (training.h), whose points each experiment lists here.
 #pragma once
@@ -49,6 +50,7 @@ std::vector<TrainPoint> e5_points(const Grids& g);
 std::vector<TrainPoint> e6_points(const Grids& g);
 std::vector<TrainPoint> e7_points(const Grids& g);
 std::vector<TrainPoint> e8_points(const Grids& g);
+std::vector<TrainPoint> e9_points(const Grids& g);  // a sweep of its own ("e9", on grids.e9_config)
 
 Section run_e3(const Context& ctx, const TrainingResults& copy, const TrainingResults& text);
 Section run_e4(const Context& ctx, const TrainingResults& copy);
@@ -56,5 +58,6 @@ Section run_e5(const Context& ctx, const TrainingResults& copy, bool train_part)
 Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part);
 Section run_e7(const Context& ctx, const TrainingResults& copy);
 Section run_e8(const Context& ctx, const TrainingResults& copy);
+Section run_e9(const Context& ctx, const TrainingResults& e9);
 
 }  // namespace normlab::xiong

@@ -17,6 +17,7 @@ std::string TrainPoint::name() const {
   if (decay_start >= 0) base += fmt::format("-d{}", decay_start);
   if (!decay_factor.empty()) base += "-f" + decay_factor;
   if (steps > 0) base += fmt::format("-t{}", steps);
+  if (!arm.empty()) base += "-" + arm;
   base += fmt::format("-s{}", seed);
   const std::string scaled = embedding_scale.empty() ? base : base + "-emb" + embedding_scale;
   return precision.empty() ? scaled : scaled + "-" + precision;
@@ -36,6 +37,7 @@ SweepPoint TrainPoint::sweep_point() const {
   if (steps > 0) p.overrides.emplace_back("train.steps", std::to_string(steps));
   if (!embedding_scale.empty()) p.overrides.emplace_back("model.embedding_scale", embedding_scale);
   if (!precision.empty()) p.overrides.emplace_back("train.precision", precision);
+  p.overrides.insert(p.overrides.end(), extra.begin(), extra.end());
   return p;
 }
 
@@ -82,6 +84,13 @@ Grids full_grids() {
   g.section4_drop = 400;  // 40% of the run: the paper's x0.1 at the 8th epoch of about 20
   g.copy_targets = {0.5, 0.1};
   g.pre_radam = false;
+  // E9 on v4's copy task (8 layers, 4000-step horizon of its own) at the lr where v3's Post-LN
+  // without warmup stayed at chance in 5/5 seeds (E3a@1e-3); 2000 steps reach v4's pilot targets.
+  g.e9_config = "copy_task_v4.toml";
+  g.e9_lr = "1e-3";
+  g.e9_steps = 2000;
+  g.e9_dynamics_steps = 300;
+  g.e9_seeds = {1, 2, 3, 4, 5};
   g.text_config = "text_corpus.toml";
   g.text_lrs = {"5e-4", "1e-3"};
   g.text_seeds = {1, 2, 3};
@@ -117,6 +126,10 @@ Grids quick_grids() {
   g.section4_drop = 120;
   g.copy_targets = {1.0};
   g.pre_radam = true;
+  g.e9_config = "copy_task_quick.toml";
+  g.e9_lr = "5e-3";
+  g.e9_dynamics_steps = 30;
+  g.e9_seeds = {1, 2};
   g.text_config = "text_corpus_quick.toml";
   g.text_lrs = {"3e-3"};
   g.text_seeds = {1, 2};
@@ -152,6 +165,10 @@ std::vector<std::string> describe_grids(const Grids& g) {
                   "warmup, E7, E8: lr {}", g.slice_lr),
       fmt::format("Seeds: {{{}}} per copy arm, {{{}}} for E3c's arms (margin {} nats)", list(g.seeds),
                   list(g.equivalence_seeds), g.equivalence_margin)};
+  lines.push_back(fmt::format("E9 why Post-LN needs warmup: {}, Adam lr {}, {} steps, dynamics.csv over the first {} "
+                              "updates, seeds {{{}}}; the arms in xiong/e9_why_warmup.cpp", g.e9_config, g.e9_lr,
+                              g.e9_steps > 0 ? std::to_string(g.e9_steps) : std::string("the config's"),
+                              g.e9_dynamics_steps, list(g.e9_seeds)));
   if (!g.text_config.empty())
     lines.push_back(fmt::format("E3 text task: {}, placement x Adam lr in {{{}}} x warmup {{{}}} and section 4's "
                                 "Pre-LN arm, seeds {{{}}}", g.text_config, list(g.text_lrs), list(warm),

@@ -29,10 +29,13 @@ struct TrainPoint {
   int64_t decay_start = -1;
   std::string decay_factor;         // schedule.decay_factor ("" = 1): section 4's x0.1 drop at decay_start
   int64_t steps = 0;                // train.steps; 0 = the base config's (v4's SGD claims: their own horizon)
+  // E9's arms: a label for the run name ("clip", "qknorm", ...) and the overrides it adds
+  std::string arm;
+  std::vector<std::pair<std::string, std::string>> extra;
 
   double lr_value() const;
-  // "post-layernorm-adam-lr1e-3-w1-s1" (+ "-d<decay_start>", "-f<factor>", "-t<steps>" before the
-  // seed, "-emb<scale>", "-<precision>" after it, when set): the run directory's name.
+  // "post-layernorm-adam-lr1e-3-w1-s1" (+ "-d<decay_start>", "-f<factor>", "-t<steps>", "-<arm>"
+  // before the seed, "-emb<scale>", "-<precision>" after it, when set): the run directory's name.
   std::string name() const;
   SweepPoint sweep_point() const;
   bool operator==(const TrainPoint& o) const { return name() == o.name(); }
@@ -88,6 +91,13 @@ struct Grids {
   int64_t section4_drop = 0;           // E3d: Pre-LN at lr_max, x0.1 at this step, then inverse sqrt (0 = off)
   std::vector<double> copy_targets;    // E3d: validation losses to reach, fixed before the run
   bool pre_radam = true;               // E3g: Pre-LN with RAdam without warmup
+
+  // ---- E9: why Post-LN needs warmup (exploratory): dynamics logs and interventions ----
+  std::string e9_config;               // the copy task of E9's sweep
+  std::string e9_lr;                   // where Post-LN without warmup fails
+  int64_t e9_steps = 0;                // train.steps (0 = the config's)
+  int64_t e9_dynamics_steps = 0;       // log.dynamics_steps of every E9 run
+  std::vector<int> e9_seeds;
 
   // ---- the text task (character-level LM; empty text_config = skipped) ----
   std::string text_config;

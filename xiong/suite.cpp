@@ -31,7 +31,7 @@ namespace normlab::xiong {
 
 namespace {
 
-const std::vector<std::string> kExperiments = {"E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8"};
+const std::vector<std::string> kExperiments = {"E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9"};
 
 // Copies every *.toml of the config directory into out/configs (the report quotes these).
 void copy_configs(const fs::path& from, const fs::path& to) {
@@ -252,10 +252,16 @@ SuiteResults run_sections(const Context& ctx, const std::set<std::string>& only,
   if (selected("E6")) r.sections.push_back(run_e6(ctx, copy, true));
   if (selected("E7")) r.sections.push_back(run_e7(ctx, copy));
   if (selected("E8")) r.sections.push_back(run_e8(ctx, copy));
+  TrainingResults e9;
+  if (selected("E9")) {
+    e9 = run_training(ctx, g.e9_config, e9_points(g), "e9");
+    e9.apply_divergence_rule(copy_baseline(ctx.config_path(g.e9_config)).diverge_above, Baseline::kDivergenceAfter);
+    r.sections.push_back(run_e9(ctx, e9));
+  }
   label_training_claims(ctx, r.sections);
   std::sort(r.sections.begin(), r.sections.end(), [](const Section& a, const Section& b) { return a.id < b.id; });
-  r.n_runs = copy.size() + text.size();
-  r.run_minutes = (copy.total_wall_s() + text.total_wall_s()) / 60.0;
+  r.n_runs = copy.size() + text.size() + e9.size();
+  r.run_minutes = (copy.total_wall_s() + text.total_wall_s() + e9.total_wall_s()) / 60.0;
   return r;
 }
 

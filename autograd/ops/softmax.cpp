@@ -11,7 +11,17 @@
 // skips the masked columns (y = 0 there). docs/derivations.md, "Scaled, masked softmax".
 // Under autocast the scores arrive in 16 bits; the kernel computes in float32 and rounds y once.
 //
-// logsumexp, softmax's log normalizer, lives here too (below).
+// Masked (key padding, cross-attention), x (B, ..., Tq, Tk): row (b, q) sees the keys k that are not
+// padding (key_padding[b, k] == 0) and, when causal, k <= q. The forward composes kernels: a 0/-inf
+// bias on the padded keys of every row that sees some key, the (causal) softmax, then times the 0/1
+// keep mask [key k is not padding]. A row that sees no key at all gets bias 0 and y = 0 from the
+// keep mask: no -inf - (-inf) = NaN. The backward is the formula above: y = 0 on every masked entry
+// and on the whole of an empty row, so dx = 0 there. docs/derivations.md, "Key-padding masked softmax".
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
 #include "autograd/ops.h"
 #include "core/ops.h"
 
@@ -34,33 +44,85 @@ Var causal_softmax(const Var& x, int64_t window, double scale) {
   return softmax_op(name, x, {.causal = true, .window = window, .scale = scale});
 }
 
-// y = log sum_j exp(x_j) over the last axis, x (..., V) -> y (...), computed as
-//   m = max_j x_j,   y = m + log sum_j exp(x_j - m)
-// Every exp argument is <= 0 (no overflow: x = (1000, 1001) gives y = 1001.3133, where exp(1000)
-// is inf even in float64) and the largest term is exp(0) = 1, so the sum lies in [1, V] and its log
-// is finite. dy/dx_j = exp(x_j - y) = softmax(x)_j, so with g = dL/dy (...):
-//   dx = g[..., None] * exp(x - y[..., None])          (..., V)   (saves x and y; no (V, V) Jacobian)
-// Composed of backend kernels (max, sub, exp, sum, log), so it runs on every device and dtype they
-// do; 16-bit x is computed in float32 (as cross_entropy's lse) and y, dx are rounded once. A row that
-// is all -inf (or holds +inf or NaN) gives NaN. docs/derivations.md, "logsumexp and the z-loss".
-Var logsumexp(const Var& x) {
-  check_floating(x.value(), "logsumexp", "x");
-  NL_CHECK(x.dim() >= 1 && x.size(-1) >= 1, "logsumexp", "needs x (..., V) with V >= 1, got {}",
-           shape_str(x.shape()));
-  const DType dtype = x.value().dtype();
-  const DType compute = is_half(dtype) ? DType::F32 : dtype;
-  const int last = static_cast<int>(x.dim()) - 1;
-  const Tensor xc = x.value().to(compute);                                               // (..., V)
-  const Tensor m = ops::reduce(ReduceOp::Max, xc, last, true);                           // (..., 1)
-  const Tensor sum = ops::reduce(ReduceOp::Sum, ops::unary(UnaryOp::Exp, ops::sub(xc, m)), last, true);
-  const Tensor lse = ops::add(ops::unary(UnaryOp::Log, sum), m);                         // (..., 1)
-  const Shape lead(x.shape().begin(), x.shape().end() - 1);
-  const Tensor xv = x.value();
-  return record("logsumexp", {x}, lse.reshape(lead).to(dtype), [xv, lse, compute](const Tensor& g) -> Grads {
-    const Tensor probs = ops::unary(UnaryOp::Exp, ops::sub(xv.to(compute), lse));  // softmax(x) (..., V)
-    const Tensor dx = ops::mul(probs, g.to(compute).reshape(lse.shape()));        // (..., V) * (..., 1)
-    return {dx.to(xv.dtype())};
-  });
+namespace {
+
+// The padding of (B, Tk) key_padding as 0/1 ints, checked against scores (B, ..., Tq, Tk).
+std::vector<int32_t> key_padding_flags(const Shape& scores, const Tensor& key_padding) {
+  const int64_t batch = scores[0], keys = scores.back();
+  NL_CHECK(key_padding.dtype() == DType::I32, "masked_softmax", "key_padding must be int32 (1 = pad), got {}",
+           dtype_name(key_padding.dtype()));
+  NL_CHECK(key_padding.shape() == Shape({batch, keys}), "masked_softmax",
+           "key_padding {} must be (B, Tk) = ({}, {}) for scores {}", shape_str(key_padding.shape()), batch,
+           keys, shape_str(scores));
+  std::vector<int32_t> pad = key_padding.to_ints();
+  for (size_t i = 0; i < pad.size(); ++i)
+    NL_CHECK(pad[i] == 0 || pad[i] == 1, "masked_softmax", "key_padding must hold 0 or 1, got {} at ({}, {})",
+             pad[i], static_cast<int64_t>(i) / keys, static_cast<int64_t>(i) % keys);
+  return pad;
+}
+
+// Padding masks of scores (B, ..., Tq, Tk), from pad (B, Tk), with ones for the axes between:
+//   keep (B, 1.., 1, Tk)     = 1 - pad: y is multiplied by it (the padded keys' y become exactly 0);
+//   bias (B, 1.., 1 or Tq, Tk) = -inf on the padded keys of the rows that see some unpadded key,
+//   0 elsewhere (and on every key of a row that sees none, whose softmax is then finite and zeroed
+//   by keep). A causal row q of batch entry b sees an unpadded key iff q >= first[b], the first
+//   unpadded key; bias depends on q only when 0 < first[b] < Tk for some b (padding on the left).
+std::pair<Tensor, Tensor> padding_masks(const Shape& scores, const std::vector<int32_t>& pad, bool causal,
+                                        DType dtype) {
+  const int64_t batch = scores[0], queries = scores[scores.size() - 2], keys = scores.back();
+  std::vector<int64_t> first(static_cast<size_t>(batch), keys);
+  for (int64_t b = batch - 1; b >= 0; --b)
+    for (int64_t k = keys - 1; k >= 0; --k)
+      if (pad[static_cast<size_t>(b * keys + k)] == 0) first[static_cast<size_t>(b)] = k;
+  bool by_query = false;
+  for (int64_t f : first) by_query = by_query || (causal && f > 0 && f < keys);
+  const int64_t rows = by_query ? queries : 1;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> keep(static_cast<size_t>(batch * keys)), bias(static_cast<size_t>(batch * rows * keys));
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t f = first[static_cast<size_t>(b)];
+    for (int64_t q = 0; q < rows; ++q) {
+      const bool sees_a_key = by_query ? q >= f : f < keys;
+      for (int64_t k = 0; k < keys; ++k) {
+        const bool padded = pad[static_cast<size_t>(b * keys + k)] != 0;
+        bias[static_cast<size_t>((b * rows + q) * keys + k)] = padded && sees_a_key ? -inf : 0.0;
+        keep[static_cast<size_t>(b * keys + k)] = padded ? 0.0 : 1.0;
+      }
+    }
+  }
+  Shape keep_shape(scores.size(), 1), bias_shape(scores.size(), 1);
+  keep_shape[0] = bias_shape[0] = batch;
+  keep_shape.back() = bias_shape.back() = keys;
+  bias_shape[scores.size() - 2] = rows;
+  return {Tensor::from_vector(keep, keep_shape, dtype), Tensor::from_vector(bias, bias_shape, dtype)};
+}
+
+}  // namespace
+
+// x (B, ..., Tq, Tk) scores, key_padding (B, Tk) int32 (1 = pad) or undefined -> y of x's shape.
+Var masked_softmax(const Var& x, const Tensor& key_padding, bool causal, double scale) {
+  const char* name = "masked_softmax";
+  check_floating(x.value(), name, "scores");
+  NL_CHECK(std::isfinite(scale) && scale > 0, name, "scale must be finite and > 0, got {}", scale);
+  const bool padded = key_padding.defined();
+  NL_CHECK(x.dim() >= (padded ? 3 : 2), name, "scores must be {}, got {}",
+           padded ? "(B, ..., Tq, Tk)" : "(..., Tq, Tk)", shape_str(x.shape()));
+  NL_CHECK(!causal || x.size(-1) == x.size(-2), name, "causal needs Tq == Tk, got scores {} (Tq {}, Tk {})",
+           shape_str(x.shape()), x.size(-2), x.size(-1));
+  const SoftmaxArgs args{.causal = causal, .scale = scale};
+  std::vector<int32_t> pad;
+  if (padded) pad = key_padding_flags(x.shape(), key_padding);
+  const bool any_pad = std::find(pad.begin(), pad.end(), 1) != pad.end();
+  Tensor y;
+  if (!any_pad) {
+    y = ops::softmax(x.value(), args);  // exactly softmax / causal_softmax of scale * x
+  } else {
+    auto [keep, bias] = padding_masks(x.shape(), pad, causal, x.value().dtype());  // (B,1..,1,Tk), (B,1..,1|Tq,Tk)
+    const Device device = x.value().device();
+    // (B, ..., Tq, Tk) = softmax(s (x + bias)) * keep
+    y = ops::mul(ops::softmax(ops::add(x.value(), bias.to(device)), args), keep.to(device));
+  }
+  return record(name, {x}, y, [y, scale](const Tensor& g) -> Grads { return {ops::softmax_backward(y, g, scale)}; });
 }
 
 }  // namespace normlab

@@ -1,5 +1,5 @@
-// Gradient-check cases for softmax, causal softmax, attention, logsumexp, embedding, cross-entropy
-// and dropout.
+// Gradient-check cases for softmax, causal and key-padded softmax, attention (self and cross),
+// logsumexp, embedding, cross-entropy (plain and label-smoothed) and dropout.
 // Nonlinear cases use step 1e-4: truncation error ~ h^2 f''' / 6 ~ 1e-9, rounding ~ 1e-16 |L| / h.
 #include <cmath>
 #include <vector>
@@ -40,6 +40,45 @@ Var gqa_reference(const Var& q, const Var& k, const Var& v, int64_t window) {
   Var y = outputs[0];
   for (size_t h = 1; h < outputs.size(); ++h) y = add(y, scale(outputs[h], static_cast<double>(h + 1)));
   return y;  // a weighted sum keeps every head's gradient distinct
+}
+
+// Cross-attention, 2 heads: queries from the decoder q (B, Tq, C), keys and values from the encoder
+// k, v (B, Tk, C), the source's key padding (B, Tk): per head masked_softmax(q k^T, pad, 1/sqrt(D)) v.
+Var cross_attention(const Var& q, const Var& k, const Var& v, const Tensor& key_padding) {
+  const Var qh = split_heads(q, 2), kh = split_heads(k, 2), vh = split_heads(v, 2);
+  const double d = static_cast<double>(q.size(-1) / 2);
+  const Var probs = masked_softmax(matmul(qh, kh, false, true), key_padding, false, 1.0 / std::sqrt(d));
+  return merge_heads(matmul(probs, vh));  // (B, Tq, C)
+}
+
+void register_masked_softmax_cases(std::vector<OpCase>& c) {
+  // Batch 0 pads keys 1 and 4 (inside and at the end), batch 1 pads every key: its rows are 0.
+  const Tensor pad = Tensor::from_ints({0, 1, 0, 0, 1, 1, 1, 1, 1, 1}, {2, 5});
+  c.push_back(normal_case("masked_softmax",
+                          "key-padded softmax of 0.6 x, cross-attention scores (2, 2, 3, 5) (Tq 3, Tk 5): "
+                          "batch 0 pads keys 1 and 4, batch 1 every key",
+                          {"x"}, {{2, 2, 3, 5}},
+                          [pad](const std::vector<Var>& v) { return masked_softmax(v[0], pad, false, 0.6); },
+                          kStep));
+  // Right padding (key 3), left padding (key 0: row 0 sees no key), padding inside (keys 1, 2).
+  const Tensor causal_pad = Tensor::from_ints({0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0}, {3, 4});
+  c.push_back(normal_case("masked_softmax_causal",
+                          "causal key-padded softmax of 0.8 x, (3, 2, 4, 4): batch 0 pads key 3, batch 1 key 0 "
+                          "(its row 0 sees no key), batch 2 keys 1 and 2",
+                          {"x"}, {{3, 2, 4, 4}},
+                          [causal_pad](const std::vector<Var>& v) {
+                            return masked_softmax(v[0], causal_pad, true, 0.8);
+                          },
+                          kStep));
+  const Tensor source_pad = Tensor::from_ints({0, 0, 0, 0, 1, 0, 0, 1, 1, 1}, {2, 5});
+  c.push_back(normal_case("masked_cross_attention",
+                          "cross-attention, q (2, 3, 6) from the decoder, k v (2, 5, 6) from the encoder, 2 heads, "
+                          "source padding (1 and 3 keys): split_heads, q k^T, masked_softmax with 1 / sqrt(D), @ v",
+                          {"q", "k", "v"}, {{2, 3, 6}, {2, 5, 6}, {2, 5, 6}},
+                          [source_pad](const std::vector<Var>& v) {
+                            return cross_attention(v[0], v[1], v[2], source_pad);
+                          },
+                          kStep));
 }
 
 }  // namespace
@@ -96,6 +135,19 @@ void register_softmax_loss_cases(std::vector<OpCase>& c) {
                             [targets](const std::vector<Var>& v) { return cross_entropy(v[0], targets, -1); },
                             kStep));
   }
+  {
+    // fairseq's convention: the padding id 0 is a class, and the ignore_index; two targets are padding.
+    const Tensor targets = Tensor::from_ints({1, 4, 0, 0, 2, 3}, {2, 3});
+    c.push_back(normal_case("label_smoothed_cross_entropy",
+                            "label-smoothed cross-entropy, epsilon 0.2, logits (2, 3, 5), two targets ignored "
+                            "(ignore_index 0)",
+                            {"logits"}, {{2, 3, 5}},
+                            [targets](const std::vector<Var>& v) {
+                              return label_smoothed_cross_entropy(v[0], targets, 0.2, 0);
+                            },
+                            kStep));
+  }
+  register_masked_softmax_cases(c);
   c.push_back(normal_case("dropout", "dropout p = 0.3, seed 1234, training (a fixed mask)", {"x"}, {{4, 5}},
                           [](const std::vector<Var>& v) { return dropout(v[0], 0.3, 1234, true); }, 1e-3,
                           true));

@@ -47,7 +47,8 @@ TEST(OpRegistry, HasEveryRequiredCaseOnce) {
        {"sum", "mean", "reshape", "transpose", "split_heads", "merge_heads", "narrow_last", "matmul",
         "matmul_tn", "matmul_nt", "matmul_tt", "matmul_batched", "matmul_shared_weight", "linear",
         "linear_no_bias", "softmax", "causal_softmax", "attention", "embedding", "cross_entropy",
-        "dropout", "sliding_window_softmax", "gqa_attention", "rope", "logsumexp"}) {
+        "dropout", "sliding_window_softmax", "gqa_attention", "rope", "masked_softmax", "masked_softmax_causal",
+        "masked_cross_attention", "label_smoothed_cross_entropy", "logsumexp"}) {
     EXPECT_EQ(std::count(names.begin(), names.end(), required), 1) << required;
   }
   std::vector<std::string> sorted = names;

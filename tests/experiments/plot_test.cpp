@@ -184,3 +184,35 @@ TEST(Plot, NothingPositiveToDrawOnALogScale) {
 
 }  // namespace
 }  // namespace normlab
+
+namespace normlab {
+namespace {
+
+// dynamics.csv of two layers over updates 1..5 in an existing run directory.
+void write_dynamics(const std::string& run, double scale) {
+  StepCsvWriter csv(std::filesystem::path(run) / run_files::kDynamics, "dynamics");
+  for (int step = 1; step <= 5; ++step)
+    csv.write(step, {"output_change", "blocks.0.grad.w2", "blocks.1.grad.w2", "blocks.0.attn.entropy"},
+              {scale / step, scale, 2 * scale, -0.5});
+}
+
+TEST(Plot, DynamicsPerLayerAndWholeModelColumns) {
+  ScratchDir dir;
+  const std::string a = make_run(dir, "run_a", 1.0), b = make_run(dir, "run_b", 2.0);
+  write_dynamics(a, 1.0);
+  write_dynamics(b, 2.0);
+  plot_dynamics({a, b}, dir.file("w2.svg"), "grad.w2");
+  expect_svg_with(dir.file("w2.svg"), {"run_a: layer 1", "run_a: layer 2", "run_b: layer 2"});
+  plot_dynamics({a, b}, dir.file("change.svg"), "output_change");
+  expect_svg_with(dir.file("change.svg"), {"run_a", "run_b", "output_change"});
+  plot_dynamics({a}, dir.file("entropy.svg"), "attn.entropy");  // not positive: a linear axis
+  expect_svg_with(dir.file("entropy.svg"), {"layer 1"});
+  EXPECT_NE(error_of([&] { plot_dynamics({a}, dir.file("x.svg"), "attn.nothing"); }).find("attn.nothing"),
+            std::string::npos);
+  const std::string c = make_run(dir, "run_c", 1.0);  // trained without the dynamics log
+  EXPECT_NE(error_of([&] { plot_dynamics({c}, dir.file("x.svg"), "grad.w2"); }).find("log.dynamics_steps"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace normlab

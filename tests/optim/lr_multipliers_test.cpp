@@ -64,6 +64,23 @@ TEST(LrMultipliers, UnwarmedGroupsRunTheScheduleWithoutItsWarmup) {
   EXPECT_EQ(text_of(later), "1 1 0.5");
 }
 
+// Warmup of one half of the blocks: at step 0 of a 10-step warmup, the blocks of that half run at
+// 1/10 of lr_max (multiplier 1 on the warmed schedule), every other parameter (the other half, the
+// middle block of an odd stack, the embeddings) at lr_max (multiplier 10).
+TEST(LrMultipliers, HalfTheBlocksWarmUp) {
+  ScheduleConfig s;
+  s.kind = ScheduleKind::Constant;
+  s.warmup_steps = 10;
+  const std::vector<std::string> names = {"tok_emb.weight", "blocks.0.attn.q.weight", "blocks.1.ffn.w1.weight",
+                                          "blocks.2.norm1.weight", "blocks.3.attn.o.bias", "blocks.4.ffn.w2.weight"};
+  const LrMultiplierSpec top{.warmup_groups = "top_half", .n_layers = 5};
+  EXPECT_EQ(text_of(lr_multipliers(names, top, s, 1e-3, 0, 100)), "10 10 10 10 1 1");
+  const LrMultiplierSpec bottom{.warmup_groups = "bottom_half", .n_layers = 5};
+  EXPECT_EQ(text_of(lr_multipliers(names, bottom, s, 1e-3, 0, 100)), "10 1 1 10 10 10");
+  const LrMultiplierSpec both{.warmup_groups = "bottom_half, embeddings", .n_layers = 5};
+  EXPECT_EQ(text_of(lr_multipliers(names, both, s, 1e-3, 0, 100)), "1 1 1 10 10 10");
+}
+
 // Every optimizer applies the multiplier to its own rate: a parameter with multiplier 0 does not
 // move, one with 1 moves as without multipliers.
 TEST(LrMultipliers, EveryOptimizerScalesEachParametersStep) {

@@ -1,0 +1,160 @@
+#include "train/dynamics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "autograd/autocast.h"
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+#include "core/ops.h"
+#include "nn/activation_record.h"
+
+namespace normlab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "blocks.N." for a parameter of block N ("" for the embeddings, the final norm, the head).
+std::string block_prefix(const std::string& name) {
+  const int layer = block_index_of(name);
+  return layer < 0 ? std::string() : fmt::format("blocks.{}.", layer);
+}
+
+// max |x| over all elements.
+double max_abs(const Tensor& x) {
+  const Tensor flat = x.reshape({x.numel()});
+  return std::max(ops::reduce(ReduceOp::Max, flat, 0).item(), ops::reduce(ReduceOp::Max, ops::neg(flat), 0).item());
+}
+
+// Appends (prefix + suffix, sqrt(squares)) for each block's sum of squares.
+void append_roots(std::vector<std::pair<std::string, double>>& out, const std::map<int, double>& squares,
+                  const std::string& suffix) {
+  for (const auto& [layer, sum] : squares) out.emplace_back(fmt::format("blocks.{}.{}", layer, suffix), std::sqrt(sum));
+}
+
+}  // namespace
+
+Batch dynamics_probe_batch(const RunConfig& c, const Dataset& data) {
+  Generator gen(c.train.seed * 1000003ull + 104729ull);  // not the validation loss's generator
+  return data.sample(true, c.train.batch_size, c.train.context, gen);
+}
+
+DynamicsLog::DynamicsLog(const RunConfig& c, const Dataset& data, const fs::path& run_dir,
+                         std::optional<int64_t> keep_through_step, TensorBoardWriter* events)
+    : steps_(c.log.dynamics_steps),
+      precision_(c.train.precision),
+      beta2_(c.optim.beta2),
+      csv_(run_dir / run_files::kDynamics, "dynamics", keep_through_step),
+      events_(events),
+      probe_batch_(dynamics_probe_batch(c, data)) {}
+
+DynamicsLog::Probe DynamicsLog::probe(TransformerLM& model) const {
+  NoGradGuard no_grad;
+  AutocastGuard autocast(compute_dtype(precision_));
+  const bool training = model.is_training();
+  model.eval();
+  ActivationRecorder recorder;
+  const Var logits = in_float32(model.forward(probe_batch_.inputs));  // (B,T,V)
+  const Tensor targets = probe_batch_.targets.to(logits.value().device());
+  Probe out{logits.value().clone(), {}};
+  out.values = {{"probe_loss", cross_entropy(logits, targets, -1).item()}, {"logit_max", max_abs(out.logits)}};
+  out.values.insert(out.values.end(), recorder.values().begin(), recorder.values().end());
+  model.train(training);
+  return out;
+}
+
+void DynamicsLog::before_update(TransformerLM& model) {
+  if (!at_current_) at_current_ = probe(model);
+  weights_before_.clear();
+  for (const auto& [name, param] : model.named_parameters())
+    if (!block_prefix(name).empty()) weights_before_.emplace_back(name, param.value().clone());
+}
+
+void DynamicsLog::record_gradients(const TransformerLM& model) {
+  std::map<int, double> attn, ffn;
+  std::vector<std::pair<std::string, double>> weights;  // grad.w1, grad.w2 in parameter order
+  for (const auto& [name, param] : model.named_parameters()) {
+    const int layer = block_index_of(name);
+    if (layer < 0) continue;
+    const double squares = param.grad().defined() ? ops::sum_squares(param.grad()) : 0.0;
+    const std::string prefix = block_prefix(name), local = name.substr(prefix.size());
+    if (local.rfind("attn.", 0) == 0) attn[layer] += squares;
+    if (local.rfind("ffn.", 0) == 0) ffn[layer] += squares;
+    if (local == "ffn.w1.weight" || local == "ffn.w2.weight")
+      weights.emplace_back(prefix + "grad." + local.substr(4, 2), std::sqrt(squares));
+  }
+  gradient_values_.clear();
+  append_roots(gradient_values_, attn, "grad.attn");
+  append_roots(gradient_values_, ffn, "grad.ffn");
+  gradient_values_.insert(gradient_values_.end(), weights.begin(), weights.end());
+}
+
+namespace {
+
+// blocks.N.adam.sqrt_v_mean and .sqrt_v_max from an Adam-family state ("v.<name>", "step.<name>").
+std::vector<std::pair<std::string, double>> adam_values(const Optimizer& optimizer, double beta2) {
+  const auto state = optimizer.state();
+  std::map<std::string, double> steps;
+  for (const auto& [key, tensor] : state)
+    if (key.rfind("step.", 0) == 0) steps[key.substr(5)] = tensor.item();
+  std::map<int, double> sum, max, count;
+  for (const auto& [key, tensor] : state) {
+    if (key.rfind("v.", 0) != 0) continue;
+    const std::string name = key.substr(2);
+    const int layer = block_index_of(name);
+    if (layer < 0 || !steps.count(name)) continue;
+    const double correction = 1.0 - std::pow(beta2, steps[name]);
+    for (const double v : tensor.to_vector()) {
+      const double root = std::sqrt(v / correction);
+      sum[layer] += root;
+      max[layer] = std::max(max[layer], root);
+      count[layer] += 1.0;
+    }
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [layer, total] : sum) {
+    out.emplace_back(fmt::format("blocks.{}.adam.sqrt_v_mean", layer), total / count[layer]);
+    out.emplace_back(fmt::format("blocks.{}.adam.sqrt_v_max", layer), max[layer]);
+  }
+  return out;
+}
+
+}  // namespace
+
+void DynamicsLog::after_update(TransformerLM& model, const Optimizer& optimizer, int64_t update) {
+  std::map<int, double> change, size;
+  const auto params = model.named_parameters();
+  for (const auto& [name, before] : weights_before_) {
+    const auto it = std::find_if(params.begin(), params.end(), [&](const auto& p) { return p.first == name; });
+    const int layer = block_index_of(name);
+    change[layer] += ops::sum_squares(ops::sub(it->second.value(), before));
+    size[layer] += ops::sum_squares(before);
+  }
+  Probe next = probe(model);
+  const Tensor difference = ops::sub(next.logits, at_current_->logits);
+  std::vector<std::pair<std::string, double>> row = at_current_->values;
+  row.insert(row.begin() + 2, {"output_change", std::sqrt(ops::sum_squares(difference) /
+                                                          static_cast<double>(difference.numel()))});
+  row.insert(row.end(), gradient_values_.begin(), gradient_values_.end());
+  const auto adam = adam_values(optimizer, beta2_);
+  row.insert(row.end(), adam.begin(), adam.end());
+  for (const auto& [layer, squares] : change)
+    row.emplace_back(fmt::format("blocks.{}.update_ratio", layer), std::sqrt(squares / size[layer]));
+  std::vector<std::string> columns;
+  std::vector<double> values;
+  std::vector<std::pair<std::string, double>> tagged;
+  for (const auto& [name, value] : row) {
+    columns.push_back(name);
+    values.push_back(value);
+    tagged.emplace_back("dynamics/" + name, value);
+  }
+  csv_.write(update, columns, values);
+  if (events_) events_->write(update, tagged);
+  at_current_ = std::move(next);
+}
+
+}  // namespace normlab

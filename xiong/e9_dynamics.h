@@ -1,0 +1,41 @@
+// E9's reading of dynamics.csv (train/dynamics.h): one logged quantity of a run per update, over
+// seeds with a 95% band, and the first update at which two arms' quantities part.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "plot/gnuplot.h"
+#include "xiong/training.h"
+
+namespace normlab::xiong {
+
+// A quantity of dynamics.csv. `column` is a column name in which "{top}" and "{bottom}" stand for
+// the last and the first block's index; a column starting with "max:" is the maximum over every
+// block of "blocks.N.<rest>".
+struct DynamicsQuantity {
+  std::string column, label;
+  bool log_scale = true;  // compared and drawn in logs (positive quantities)
+};
+
+// The quantities E9 draws and compares.
+std::vector<DynamicsQuantity> e9_quantities();
+
+// The quantity's value at updates 1..steps in `run_dir`'s dynamics.csv (NaN where missing: a run
+// that diverged, a column the run lacks). n_layers resolves {top}.
+std::vector<double> dynamics_series(const std::string& run_dir, const DynamicsQuantity& q, int64_t n_layers,
+                                    int64_t steps);
+
+// Per seed, each run's series (missing runs skipped).
+std::vector<std::vector<double>> series_over_seeds(const std::vector<const RunOutcome*>& runs,
+                                                   const DynamicsQuantity& q, int64_t n_layers, int64_t steps);
+
+// The mean over seeds at each update with its 95% t band (in logs for a log-scale quantity: the
+// geometric mean and its band), as a chart series.
+ChartSeries band_series(const std::vector<std::vector<double>>& seeds, const DynamicsQuantity& q);
+
+// The first update (1-based) at which the 95% t intervals over seeds of the two arms' quantity
+// (in logs for a log-scale one) do not overlap; -1 if they overlap at every update.
+int64_t first_parting(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b,
+                      const DynamicsQuantity& q);
+
+}  // namespace normlab::xiong
