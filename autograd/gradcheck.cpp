@@ -76,8 +76,10 @@ std::vector<InputCheck> gradcheck(const GradFn& f, const std::vector<Tensor>& in
       const double numeric = (up - down) / (2.0 * opt.step);
       const double abs_err = std::abs(numeric - a[i]);
       const double denom = std::max({std::abs(numeric), std::abs(a[i]), opt.floor});
-      r.max_abs_error = std::max(r.max_abs_error, abs_err);
-      r.max_rel_error = std::max(r.max_rel_error, abs_err / denom);
+      // A NaN error (an inf or NaN loss or gradient) counts as infinite: std::max(e, NaN) is e.
+      const double rel_err = abs_err / denom;
+      r.max_abs_error = std::isnan(abs_err) ? INFINITY : std::max(r.max_abs_error, abs_err);
+      r.max_rel_error = std::isnan(rel_err) ? INFINITY : std::max(r.max_rel_error, rel_err);
     }
     r.passed = r.max_rel_error <= opt.tolerance && std::isfinite(r.max_rel_error);
     results.push_back(r);

@@ -88,6 +88,9 @@ RopeTables rope_tables(int64_t positions, int64_t head_dim, double theta, DType 
 // x (..., T, D), D even: y = x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) = [-x2, x1]
 // (Hugging Face's layout: the head split in halves, not interleaved pairs). cos, sin (T, D).
 Var rope(const Var& x, const Tensor& cos, const Tensor& sin);
+// y = log sum_j exp(x_j) over the last axis, x (..., V) -> (...), stable (the row max subtracted
+// first); dx = g softmax(x). The z-loss of nn/transformer.h is mean(logsumexp(logits)^2).
+Var logsumexp(const Var& x);
 // Mean token cross-entropy fused with log-softmax. logits (..., V), targets int32 (...);
 // positions whose target == ignore_index are excluded from the mean.
 Var cross_entropy(const Var& logits, const Tensor& targets, int32_t ignore_index = -1);

@@ -49,6 +49,9 @@ void add_model_keys(std::vector<KeySpec>& t) {
            "moe only: experts each token goes through (<= n_experts)")
       .key("router_aux_loss_coef", &ModelConfig::router_aux_loss_coef, at_least(0.0),
            "moe only: weight of the load-balancing loss added to the training loss; 0 = off")
+      .key("z_loss_coef", &ModelConfig::z_loss_coef, at_least(0.0),
+           "z-loss: adds this times the mean over counted tokens of logsumexp(logits)^2 to the training loss "
+           "(PaLM); validation loss stays cross-entropy; 0 = off")
       .key("bias", &ModelConfig::bias, "biases in the linear layers (and layernorm's beta)")
       .key("dropout", &ModelConfig::dropout, in_zero_one(false), "dropout probability during training; 0 = none")
       .key("tie_embeddings", &ModelConfig::tie_embeddings, "the output projection is the token embedding, transposed")

@@ -114,6 +114,9 @@ struct ModelConfig {
   // moe only: the trainer minimises loss + coef * load-balancing loss (Hugging Face's
   // router_aux_loss_coef; 0 = off, as HF without output_router_logits)
   double router_aux_loss_coef = 0.0;
+  // z-loss (PaLM; Wortsman et al. 2023): the trainer minimises loss + coef * mean over the counted
+  // tokens of logsumexp(logits)^2, which keeps the softmax normalizer log Z near 0; 0 = off
+  double z_loss_coef = 0.0;
   bool bias = true;               // biases in linear layers (and norm beta for layernorm)
   double dropout = 0.0;
   bool tie_embeddings = true;     // output projection = token embedding^T

@@ -4,6 +4,7 @@
 // when the head is not tied to tok_emb.
 #include "nn/transformer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -62,6 +63,8 @@ void validate(const ModelConfig& c) {
               "n_heads * head_dim * d_model");
   checked_mul(c.d_model, c.d_ff, "model", "d_model * d_ff");
   NL_CHECK(c.dropout >= 0.0 && c.dropout < 1.0, "model", "dropout must be in [0, 1), got {}", c.dropout);
+  NL_CHECK(std::isfinite(c.z_loss_coef) && c.z_loss_coef >= 0.0, "model",
+           "z_loss_coef must be finite and >= 0, got {}", c.z_loss_coef);
   parameter_dtype(c);  // throws on an unknown dtype
   if (c.ffn_type == FfnType::Moe) {
     NL_CHECK(c.n_experts >= 1, "model", "n_experts must be >= 1, got {}", c.n_experts);
@@ -157,17 +160,42 @@ Var TransformerLM::forward(const Tensor& ids) {
   return matmul(x, autocast(tok_weight), false, true);  // x E^T: (B,T,C) x (V,C)^T -> (B,T,V)
 }
 
-Var TransformerLM::loss(const Tensor& ids, const Tensor& targets) {
+static void check_targets(const Tensor& ids, const Tensor& targets) {
   NL_CHECK(targets.defined() && targets.shape() == ids.shape() && targets.dtype() == DType::I32, "model",
            "targets must be int32 with the shape of ids {}, got {}", shape_str(ids.shape()),
            targets.defined() ? targets.describe() : std::string("undefined"));
+}
+
+Var TransformerLM::loss(const Tensor& ids, const Tensor& targets) {
+  check_targets(ids, targets);
   return cross_entropy(in_float32(forward(ids)), targets, -1);  // the loss in float32 under autocast
 }
 
 Var TransformerLM::training_loss(const Tensor& ids, const Tensor& targets) {
-  const Var ce = loss(ids, targets);
-  if (config_.ffn_type != FfnType::Moe || config_.router_aux_loss_coef == 0.0) return ce;
-  return add(ce, scale(router_aux_loss(), config_.router_aux_loss_coef));
+  check_targets(ids, targets);
+  const Var logits = in_float32(forward(ids));  // (B,T,V), float32 under autocast
+  Var total = cross_entropy(logits, targets, -1);
+  if (config_.ffn_type == FfnType::Moe && config_.router_aux_loss_coef > 0.0)
+    total = add(total, scale(router_aux_loss(), config_.router_aux_loss_coef));
+  if (config_.z_loss_coef > 0.0) total = add(total, scale(z_loss(logits, targets, -1), config_.z_loss_coef));
+  return total;
+}
+
+Var z_loss(const Var& logits, const Tensor& targets, int32_t ignore_index) {
+  const Shape lead(logits.shape().begin(), logits.shape().end() - std::min(logits.dim(), 1));
+  NL_CHECK(logits.dim() >= 1 && targets.defined() && targets.dtype() == DType::I32 && targets.shape() == lead,
+           "z_loss", "targets must be int32 with logits {} without the last axis, got {}",
+           shape_str(logits.shape()), targets.defined() ? targets.describe() : std::string("undefined"));
+  const Var lse = logsumexp(logits);  // (...)
+  const std::vector<int32_t> ids = targets.to_ints();
+  std::vector<double> counted(ids.size());
+  std::transform(ids.begin(), ids.end(), counted.begin(),
+                 [ignore_index](int32_t t) { return t == ignore_index ? 0.0 : 1.0; });
+  const double n = std::accumulate(counted.begin(), counted.end(), 0.0);
+  if (n > 0 && n == static_cast<double>(ids.size())) return mean_all(square(lse));  // nothing ignored
+  const Tensor mask = Tensor::from_vector(counted, lse.shape(), lse.value().dtype()).to(lse.value().device());
+  // No counted token: 0 (and a zero gradient), as cross_entropy's mean over an empty set.
+  return scale(sum_all(mul(square(lse), constant(mask))), n > 0 ? 1.0 / n : 0.0);
 }
 
 std::vector<Routing> TransformerLM::routings() const {

@@ -6,6 +6,7 @@
 //   deepnorm: x = Norm(alpha x + Attn(x)); x = Norm(alpha x + FFN(x)), alpha = (2L)^(1/4), and the
 //             FFN, value and output projections initialised scaled by beta = (8L)^(-1/4)
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,7 +27,7 @@ class TransformerLM : public Module {
   Var loss(const Tensor& ids, const Tensor& targets);
   // What training minimises: loss(ids, targets), plus router_aux_loss_coef * router_aux_loss()
   // when ffn_type is "moe" and that coefficient is > 0 (Hugging Face's Mixtral loss with
-  // output_router_logits).
+  // output_router_logits), plus z_loss_coef * z_loss(logits, targets) when that is > 0. One forward.
   Var training_loss(const Tensor& ids, const Tensor& targets);
   // Each block's routing in the last forward (ffn_type "moe"; empty otherwise or before a forward).
   std::vector<Routing> routings() const;
@@ -53,6 +54,13 @@ class TransformerLM : public Module {
   bool record_residual_rms_ = false;
   uint64_t dropout_seed_ = 0;
 };
+
+// The z-loss (PaLM, Chowdhery et al. 2022; Wortsman et al. 2023): logits (..., V), targets int32
+// (...); the mean over the counted tokens (target != ignore_index, the tokens cross_entropy
+// counts) of lse_t^2, lse_t = logsumexp of token t's logits. Its gradient is
+// (2 lse_t / n) softmax(logits_t) on counted tokens, 0 on ignored ones (docs/derivations.md).
+// 0 when no token counts. Throws "[z_loss] ..." naming both shapes when targets do not fit.
+Var z_loss(const Var& logits, const Tensor& targets, int32_t ignore_index = -1);
 
 // The original Transformer's position table (Vaswani et al. 2017), (T, C) in `dtype`, computed in
 // double: PE(p, 2i) = sin(p w_i), PE(p, 2i + 1) = cos(p w_i), w_i = 10000^(-2i/C). Every entry is

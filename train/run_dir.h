@@ -7,6 +7,8 @@
 //                     and the validation loss after it; the last row is step train.steps
 //                     (ffn_type "moe" adds "router_aux_loss", the unscaled load-balancing loss; train_loss
 //                     then includes router_aux_loss_coef times it)
+//                     (model.z_loss_coef > 0: train_loss includes that times the z-loss, the mean
+//                     lse^2 of the logits; val_loss stays the plain cross-entropy)
 //                     (the keys below are what the plots read; NaN/Inf are written as null)
 //   grad_norms.csv    wide CSV: step, one column per parameter, layer.N (L2 norm over the parameters
 //                     named "blocks.N.*"), global (L2 norm over all), then any extra columns the

@@ -53,7 +53,8 @@ std::optional<AnomalyRecord> forward_backward(Learner& learner, const RunConfig&
   const AnomalyModeGuard anomaly_mode(c.train.detect_anomaly);
   try {
     // Cross-entropy, plus router_aux_loss_coef times the MoE load-balancing loss when that is on
-    // (each rank's own tokens' balance: under MPI not equal to one process's, see data_parallel.h).
+    // (each rank's own tokens' balance: under MPI not equal to one process's, see data_parallel.h),
+    // plus z_loss_coef times the z-loss (mean lse^2 of the logits) when that is on.
     Var loss;
     {
       AutocastGuard autocast(compute_dtype(c.train.precision));

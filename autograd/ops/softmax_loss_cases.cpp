@@ -1,5 +1,5 @@
 // Gradient-check cases for softmax, causal and key-padded softmax, attention (self and cross),
-// embedding, cross-entropy (plain and label-smoothed) and dropout.
+// logsumexp, embedding, cross-entropy (plain and label-smoothed) and dropout.
 // Nonlinear cases use step 1e-4: truncation error ~ h^2 f''' / 6 ~ 1e-9, rounding ~ 1e-16 |L| / h.
 #include <cmath>
 #include <vector>
@@ -107,6 +107,12 @@ void register_softmax_loss_cases(std::vector<OpCase>& c) {
                           {"q", "k", "v"}, {{2, 5, 12}, {2, 5, 6}, {2, 5, 6}},
                           [](const std::vector<Var>& v) { return gqa_reference(v[0], v[1], v[2], 2); },
                           kStep));
+  c.push_back(normal_case("logsumexp", "logsumexp over the last axis of (3, 5)", {"x"}, {{3, 5}},
+                          [](const std::vector<Var>& v) { return logsumexp(v[0]); }, kStep, true));
+  c.push_back(normal_case("logsumexp_large",
+                          "logsumexp of x + 1000, (2, 3, 4): exp(1000) overflows, the max-shifted form does not",
+                          {"x"}, {{2, 3, 4}},
+                          [](const std::vector<Var>& v) { return logsumexp(add_scalar(v[0], 1000.0)); }, kStep));
   c.push_back(normal_case("rope", "rotary embedding of (2, 3, 5, 4), theta 100 (rotate-half layout)", {"x"},
                           {{2, 3, 5, 4}},
                           [](const std::vector<Var>& v) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -47,7 +48,7 @@ TEST(OpRegistry, HasEveryRequiredCaseOnce) {
         "matmul_tn", "matmul_nt", "matmul_tt", "matmul_batched", "matmul_shared_weight", "linear",
         "linear_no_bias", "softmax", "causal_softmax", "attention", "embedding", "cross_entropy",
         "dropout", "sliding_window_softmax", "gqa_attention", "rope", "masked_softmax", "masked_softmax_causal",
-        "masked_cross_attention", "label_smoothed_cross_entropy"}) {
+        "masked_cross_attention", "label_smoothed_cross_entropy", "logsumexp"}) {
     EXPECT_EQ(std::count(names.begin(), names.end(), required), 1) << required;
   }
   std::vector<std::string> sorted = names;
@@ -89,6 +90,20 @@ TEST(Gradcheck, CatchesAWrongBackward) {
   ASSERT_EQ(results.size(), 1u);
   EXPECT_FALSE(results[0].passed);
   EXPECT_GT(results[0].max_rel_error, 0.1);
+}
+
+// A loss that turns NaN under the perturbation fails the check: log(x) at x = 1e-5 with step 1e-4
+// takes log of a negative number (a naive logsumexp overflowing to inf did the same, unseen, when
+// std::max dropped the NaN errors).
+TEST(Gradcheck, ANonFiniteLossFailsTheCheck) {
+  GradFn f = [](const std::vector<Var>& v) { return log(v[0]); };
+  const std::vector<Tensor> inputs = {Tensor::from_vector({1e-5, 2.0}, {2}, DType::F64)};
+  GradcheckOptions options;
+  options.step = 1e-4;
+  const auto results = gradcheck(f, inputs, {"x"}, {0}, options);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_FALSE(results[0].passed);
+  EXPECT_TRUE(std::isinf(results[0].max_rel_error));
 }
 
 // on_device routes the gradient through to_device's backward both ways; on the CPU it must leave

@@ -132,6 +132,15 @@ TEST(ConfigErrors, MoeExpertCounts) {
   EXPECT_NO_THROW(load_config("", {"model.experts_top_k=9"}));
 }
 
+TEST(ConfigErrors, ZLossCoefMustBeFiniteAndNonNegative) {
+  EXPECT_EQ(file_error("[model]\nz_loss_coef = -0.01\n"), "x.toml:2: [model] z_loss_coef must be >= 0, got -0.01");
+  // inf and nan stop at the reader, as for every float key.
+  EXPECT_EQ(file_error("[model]\nd_model = 64\nz_loss_coef = inf\n"),
+            "x.toml:3: [model] z_loss_coef: expected a finite float, got float inf");
+  EXPECT_EQ(override_error("model.z_loss_coef=nan"),
+            "override 'model.z_loss_coef=nan': [model] z_loss_coef: expected a finite float, got float nan");
+}
+
 TEST(ConfigErrors, TomlSyntaxErrorGivesLineAndColumn) {
   const std::string message = file_error("[model]\nd_model = 64\nn_heads = = 4\n");
   EXPECT_EQ(message.rfind("x.toml:3:", 0), 0u) << message;

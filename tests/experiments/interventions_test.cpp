@@ -1,12 +1,14 @@
 // The training interventions of issue 38, each through the trainer: a per-layer learning-rate
 // scale freezes exactly the blocks it names, warmup of some parameter groups gives each group its
-// own schedule, value clipping bounds every element's step, and QK-norm makes attention blind to
-// the scale of its query projection.
+// own schedule, value clipping bounds every element's step, QK-norm makes attention blind to
+// the scale of its query projection, and the z-loss adds to the training loss (not to the validation
+// loss) and changes the step.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 
+#include "config/config.h"
 #include "nn/transformer.h"
 #include "train/checkpoint.h"
 #include "trainer_test_util.h"
@@ -157,6 +159,33 @@ TEST(Interventions, QkNormAddsNormsPerHeadAndMalformedScalesNameTheirKey) {
           << e.what();
     }
   }
+}
+
+// One SGD step of the tiny copy-task run (its prompt targets are ignored) with model.z_loss_coef
+// = 0.5 and 1 against the same run without: step 1's train_loss (at initialization) grows by c
+// times the mean lse^2 of the counted tokens, so the gap doubles with c; the updated weights differ;
+// and the key changes the fingerprint only when set.
+TEST(Interventions, ZLossAddsToTheTrainingLossAndChangesTheStep) {
+  TinyRun t;
+  const std::vector<std::string> base = {"optim.name=sgd", "optim.lr=0.1", "train.steps=1"};
+  auto run = [&](const std::string& name, std::vector<std::string> extra) {
+    extra.insert(extra.end(), base.begin(), base.end());
+    const auto weights = trained(t, name, extra);
+    const auto rows = read_metrics(t.run(name) / "metrics.jsonl");
+    EXPECT_FALSE(rows.empty()) << name;
+    return std::pair{weights, rows.empty() ? NAN : rows[0]["train_loss"].get<double>()};
+  };
+  const auto [plain, plain_loss] = run("plain", {});
+  const auto [half, half_loss] = run("z_half", {"model.z_loss_coef=0.5"});
+  const auto [one, one_loss] = run("z_one", {"model.z_loss_coef=1"});
+  const double gap = half_loss - plain_loss;
+  EXPECT_GT(gap, 0.5);  // 0.5 mean lse^2, lse ~ log(vocab) at initialization
+  EXPECT_NEAR(one_loss - plain_loss, 2 * gap, 1e-4);  // float32 losses
+  EXPECT_NE(half.first.at("tok_emb.weight"), plain.first.at("tok_emb.weight"));
+  EXPECT_EQ(half.second.at("tok_emb.weight"), plain.second.at("tok_emb.weight"));  // the same initialization
+  const std::string unset = config_fingerprint(t.config({}));
+  EXPECT_EQ(config_fingerprint(t.config({"model.z_loss_coef=0"})), unset);
+  EXPECT_NE(config_fingerprint(t.config({"model.z_loss_coef=1e-4"})), unset);
 }
 
 }  // namespace
