@@ -13,12 +13,6 @@ namespace normlab::xiong {
 
 namespace {
 
-std::string resolved_column(std::string column, int64_t n_layers) {
-  for (const auto& [word, value] : {std::pair<std::string, int64_t>{"{top}", n_layers - 1}, {"{bottom}", 0}})
-    if (const size_t at = column.find(word); at != std::string::npos) column.replace(at, word.size(), std::to_string(value));
-  return column;
-}
-
 // The value of each seed at update index i (finite ones only), in logs when asked.
 std::vector<double> column_at(const std::vector<std::vector<double>>& seeds, size_t i, bool logs) {
   std::vector<double> out;
@@ -30,6 +24,12 @@ std::vector<double> column_at(const std::vector<std::vector<double>>& seeds, siz
 }
 
 }  // namespace
+
+std::string dynamics_column(std::string column, int64_t n_layers) {
+  for (const auto& [word, value] : {std::pair<std::string, int64_t>{"{top}", n_layers - 1}, {"{bottom}", 0}})
+    if (const size_t at = column.find(word); at != std::string::npos) column.replace(at, word.size(), std::to_string(value));
+  return column;
+}
 
 std::vector<DynamicsQuantity> e9_quantities() {
   return {{"output_change", "output change, RMS of z(W_t+1) - z(W_t) on the probe batch"},
@@ -53,7 +53,7 @@ std::vector<double> dynamics_series(const std::string& run_dir, const DynamicsQu
   if (q.column.rfind("max:", 0) == 0) {
     for (int64_t l = 0; l < n_layers; ++l)
       if (const int c = t.column(fmt::format("blocks.{}.{}", l, q.column.substr(4))); c >= 0) columns.push_back(c);
-  } else if (const int c = t.column(resolved_column(q.column, n_layers)); c >= 0) {
+  } else if (const int c = t.column(dynamics_column(q.column, n_layers)); c >= 0) {
     columns.push_back(c);
   }
   if (columns.empty()) return out;

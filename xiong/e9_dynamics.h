@@ -17,6 +17,9 @@ struct DynamicsQuantity {
   bool log_scale = true;  // compared and drawn in logs (positive quantities)
 };
 
+// The column with {top} and {bottom} resolved ("blocks.{top}.grad.w2" -> "blocks.7.grad.w2" for 8 layers).
+std::string dynamics_column(std::string column, int64_t n_layers);
+
 // The quantities E9 draws and compares.
 std::vector<DynamicsQuantity> e9_quantities();
 

@@ -90,8 +90,8 @@ bool rescued(const ArmData& arm, const ArmData& none) {
   return !arm.runs.empty() && arm.learned > none.learned && rescue_p(arm, none) < 0.05;
 }
 
-// "output change at update 3" for the quantities that part first from Post-LN without warmup.
-std::string first_moved(const ArmData& arm, const ArmData& none) {
+// "output_change at update 3" for the quantities that part first from Post-LN without warmup.
+std::string first_moved(const ArmData& arm, const ArmData& none, int64_t n_layers) {
   const auto quantities = e9_quantities();
   int64_t first = -1;
   std::vector<std::string> which;
@@ -100,28 +100,28 @@ std::string first_moved(const ArmData& arm, const ArmData& none) {
     if (t < 0 || (first >= 0 && t > first)) continue;
     if (t < first || first < 0) which.clear();
     first = t;
-    which.push_back(quantities[q].column);
+    which.push_back(dynamics_column(quantities[q].column, n_layers));
   }
   return first < 0 ? "none parts" : fmt::format("{} at update {}", fmt::join(which, ", "), first);
 }
 
-std::string arm_table(const std::vector<ArmData>& arms, const ArmData& none) {
+std::string arm_table(const std::vector<ArmData>& arms, const ArmData& none, int64_t n_layers) {
   std::vector<std::vector<std::string>> rows;
   for (const ArmData& a : arms) {
     const bool is_none = &a == &none;
     rows.push_back({a.arm->label, fmt::format("{}/{}", a.learned, a.runs.size()),
                     is_none ? "-" : num(rescue_p(a, none), 2), is_none ? "-" : (rescued(a, none) ? "yes" : "no"),
-                    mean_ci_text(a.quality), is_none ? "-" : first_moved(a, none)});
+                    mean_ci_text(a.quality), is_none ? "-" : first_moved(a, none, n_layers)});
   }
   return md_table({"arm", "learned", "Fisher p vs Post-LN none", "rescues", "final quality (nats) [95% CI]",
                    "first quantity to part from Post-LN none (95% t intervals over seeds disjoint)"}, rows);
 }
 
-std::string figures(const Context& ctx, const std::vector<ArmData>& refs) {
+std::string figures(const Context& ctx, const std::vector<ArmData>& refs, int64_t n_layers) {
   std::string md;
   const auto quantities = e9_quantities();
   for (size_t q = 0; q < quantities.size(); ++q) {
-    Chart chart{.title = quantities[q].label, .xlabel = "update", .ylabel = quantities[q].column,
+    Chart chart{.title = quantities[q].label, .xlabel = "update", .ylabel = dynamics_column(quantities[q].column, n_layers),
                 .log_y = quantities[q].log_scale};
     for (size_t a = 0; a < refs.size(); ++a) {
       ChartSeries s = band_series(refs[a].dynamics[q], quantities[q]);
@@ -219,17 +219,17 @@ Section run_e9(const Context& ctx, const TrainingResults& runs) {
   s.markdown += fmt::format(
       "**Protocol.** {}, Adam lr_max {}, {} steps, seeds {{{}}} (exploratory: not in the registered family). "
       "Every run logs dynamics.csv over its first {} updates. A run *learned* if its final quality (the mean "
-      "validation loss over the last 20% of the run, as the registered claims') is at most {} ({}). An "
+      "validation loss over the last 20% of the run, as the registered claims') is at most {}, half of {} = {}. An "
       "intervention *rescues* Post-LN without warmup if more of its runs learned and Fisher's exact two-sided "
       "p < 0.05. The figures show the three references' geometric mean over seeds with a 95% t band "
       "(arithmetic for the attention logit). Total: {} runs, {:.0f} CPU-minutes.\n\n",
       g.e9_config, g.e9_lr, steps, fmt::join(g.e9_seeds, ", "), g.e9_dynamics_steps, num(baseline.learn_below),
-      baseline.describe(), runs.size(), runs.total_wall_s() / 60.0);
-  s.markdown += arm_table(all, all[0]) + "\n";
+      baseline.name, num(baseline.loss), runs.size(), runs.total_wall_s() / 60.0);
+  s.markdown += arm_table(all, all[0], base.model.n_layers) + "\n";
   s.markdown += "**The explanations' predictions against the measurements** (rules: supported when every part of "
                 "the prediction holds, contradicted when every part fails, mixed otherwise):\n\n" +
                 explanations(refs, arms, g.e9_dynamics_steps) + "\n";
-  s.markdown += figures(ctx, refs);
+  s.markdown += figures(ctx, refs, base.model.n_layers);
   return s;
 }
 
