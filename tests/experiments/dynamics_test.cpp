@@ -131,6 +131,13 @@ TEST(DynamicsLog, EveryQuantityOfTheFirstUpdateMatchesAHandComputation) {
   for (const double z : z0) z_max = std::max(z_max, std::abs(z));
   EXPECT_NEAR(row.at("logit_max"), z_max, 1e-5);
   EXPECT_NEAR(row.at("output_change"), rms_of_difference(z1, z0), 1e-6);
+  {
+    TransformerLM at_init(c.model);
+    at_init.eval();
+    NoGradGuard no_grad;
+    const Batch probe = dynamics_probe_batch(c, *make_dataset(c.data));
+    EXPECT_NEAR(row.at("probe_loss"), at_init.loss(probe.inputs, probe.targets).item(), 1e-6);
+  }
   EXPECT_GT(row.at("output_change"), 0.0);
 
   for (int block = 0; block < 2; ++block) {
@@ -140,6 +147,10 @@ TEST(DynamicsLog, EveryQuantityOfTheFirstUpdateMatchesAHandComputation) {
     for (const char* p : {"q", "k", "v", "o"})
       for (const char* kind : {".weight", ".bias"}) attn += std::pow(norms.at(b + "attn." + p + kind), 2);
     EXPECT_NEAR(row.at(b + "grad.attn"), std::sqrt(attn), 1e-6 * std::sqrt(attn));
+    double ffn = 0;
+    for (const char* p : {"w1", "w2"})
+      for (const char* kind : {".weight", ".bias"}) ffn += std::pow(norms.at(b + "ffn." + p + kind), 2);
+    EXPECT_NEAR(row.at(b + "grad.ffn"), std::sqrt(ffn), 1e-6 * std::sqrt(ffn));
     EXPECT_NEAR(row.at(b + "grad.w2"), norms.at(b + "ffn.w2.weight"), 1e-6 * norms.at(b + "ffn.w2.weight"));
     EXPECT_NEAR(row.at(b + "grad.w1"), norms.at(b + "ffn.w1.weight"), 1e-6 * norms.at(b + "ffn.w1.weight"));
     // ||W_1 - W_0|| / ||W_0|| over the block's parameters.
