@@ -78,7 +78,8 @@ Grids full_grids() {
   g.equivalence_seeds = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   g.equivalence_margin = 0.1;
   g.sgd_lrs = {"5e-3", "1e-3"};
-  g.lr_sweep = {"1e-4", "2e-4", "3e-3"};  // with E3's: 1e-4 .. 3e-3, five lrs, about log-spaced
+  g.lr_sweep = {"1e-4", "2e-4", "3e-3", "1e-2", "3e-2"};  // with E3's: 1e-4 .. 3e-2, seven lrs, about log-spaced
+  g.e4_warmup = 50;  // 5% of the 1000-step run
   g.slice_lr = "1e-3";
   g.literal_design = true;
   g.section4_drop = 400;  // 40% of the run: the paper's x0.1 at the 8th epoch of about 20
@@ -122,6 +123,7 @@ Grids quick_grids() {
   g.equivalence_seeds = {1, 2, 3, 4};
   g.sgd_lrs = {"1e-1"};
   g.lr_sweep = {"5e-4", "2e-2"};
+  g.e4_warmup = 15;  // 5% of 300 steps
   g.slice_lr = "5e-3";
   g.literal_design = true;
   g.section4_drop = 120;
@@ -161,7 +163,7 @@ std::vector<std::string> describe_grids(const Grids& g) {
                   "warmup none and long; RAdam without warmup at every lr (Post-LN){}; targets {{{}}}",
                   g.copy_config, list(g.lrs), list(warm), g.literal_design ? "" : " (off)", g.section4_drop,
                   list(g.sgd_lrs), g.pre_radam ? " and at " + g.slice_lr + " (Pre-LN)" : "", list(g.copy_targets)),
-      fmt::format("E4 lr sweep: Adam lr in {{{}}} x {{post, pre}} x warmup {{none, long}}", list(g.all_lrs())),
+      fmt::format("E4 lr sweep: Adam lr in {{{}}} x {{post, pre}} x warmup {{none, {}}}", list(g.all_lrs()), g.e4_warmup),
       fmt::format("E5b DeepNorm and E5c sandwich without warmup, E6 RMSNorm Post-LN without and with the long "
                   "warmup, E7, E8: lr {}", g.slice_lr),
       fmt::format("Seeds: {{{}}} per copy arm, {{{}}} for E3c's arms (margin {} nats)", list(g.seeds),

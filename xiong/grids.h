@@ -85,7 +85,8 @@ struct Grids {
   std::vector<int> equivalence_seeds;
   double equivalence_margin = 0.1;     // nats, fixed before the run (docs/xiong/README.md says why)
   std::vector<std::string> sgd_lrs;    // E3h: vanilla SGD (momentum 0), Post-LN none and long
-  std::vector<std::string> lr_sweep;   // E4: lrs besides E3's (>= 5 in all, log-spaced), warmup none and long
+  std::vector<std::string> lr_sweep;   // E4: lrs besides E3's (>= 7 in all, log-spaced), warmup none and e4_warmup
+  int64_t e4_warmup = 0;               // E4's warmup: at most 5% of the run (issue 35 item 8)
   std::string slice_lr;                // E5b DeepNorm, E5c sandwich, E6 RMSNorm slices, E7, E8, update probe
   bool literal_design = true;          // E3a': fairseq's literal inverse_sqrt (decay_start 0) without warmup
   int64_t section4_drop = 0;           // E3d: Pre-LN at lr_max, x0.1 at this step, then inverse sqrt (0 = off)

@@ -84,6 +84,22 @@ double lr_sensitivity(const std::vector<double>& capped) {
   return sum / static_cast<double>(capped.size()) - best;
 }
 
+double basin_width(const std::vector<double>& lrs, const std::vector<double>& capped, double within) {
+  if (capped.empty() || capped.size() != lrs.size()) return NAN;
+  double best = INFINITY;
+  for (const double v : capped) {
+    if (!std::isfinite(v)) return NAN;
+    best = std::min(best, v);
+  }
+  double low = INFINITY, high = -INFINITY;
+  for (size_t i = 0; i < lrs.size(); ++i)
+    if (capped[i] <= best + within) {
+      low = std::min(low, lrs[i]);
+      high = std::max(high, lrs[i]);
+    }
+  return std::log10(high) - std::log10(low);
+}
+
 std::string ArmSummary::text(int digits) const {
   std::string out = fmt::format("{} (learned {}/{}", mean_ci_text(capped, digits), learned, n);
   if (diverged > 0) out += fmt::format(", diverged {}", diverged);

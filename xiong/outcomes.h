@@ -35,6 +35,10 @@ double unigram_cross_entropy(const std::string& text, const std::string& tokeniz
 // Wortsman et al. 2023's learning-rate sensitivity of one setting: the mean over its lr sweep of
 // capped[i] - min(capped), capped[i] = min(loss(lr_i), loss at init). NaN when any lr is missing.
 double lr_sensitivity(const std::vector<double>& capped);
+// The basin width of an lr sweep (issue 35 item 8): log10(largest lr) - log10(smallest lr) over the
+// rates whose capped loss lies within `within` nats of the sweep's best (0 when only the best does),
+// in decades. NaN when any loss is missing. lrs and capped pair up, any order.
+double basin_width(const std::vector<double>& lrs, const std::vector<double>& capped, double within);
 
 struct ArmSummary {
   int n = 0, learned = 0, diverged = 0;
