@@ -26,6 +26,10 @@ install_missing() {
 
 build_normlab() {
   install_missing "${NORMLAB_PACKAGES[@]}"
-  cmake -S "$NORMLAB_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  local launcher=()  # a compiler cache where the machine has one (not installed here: optional)
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$NORMLAB_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
