@@ -42,7 +42,7 @@ void add_model_keys(std::vector<KeySpec>& t) {
            "groupnorm only: groups; d_model must be divisible by it")
       .key("norm_placement", &ModelConfig::norm_placement,
            "where the norms sit: post (after the residual add), pre (before each sub-layer, plus a final norm), "
-           "sandwich, deepnorm, none")
+           "sandwich, deepnorm, admin (Post-LN with the shortcut scaled by Liu et al. 2020's omega), none")
       .key("ffn_type", &ModelConfig::ffn_type, "feed-forward layer; moe: a router picks experts_top_k of n_experts")
       .key("n_experts", &ModelConfig::n_experts, IntRange{1}, "moe only: experts per layer")
       .key("experts_top_k", &ModelConfig::experts_top_k, IntRange{1},

@@ -79,15 +79,17 @@ Var SandwichBlock::forward(const Var& x, uint64_t seed) {
   return residual_add(h, post_norm2_->forward(feed_forward(norm2_->forward(h), seed)));
 }
 
-// ---- deepnorm ----
-DeepNormBlock::DeepNormBlock(const ModelConfig& config, int64_t layer)
-    : Block(config, layer), alpha_(deepnorm_alpha(config.n_layers)) {
+// ---- deepnorm, admin ----
+ScaledShortcutBlock::ScaledShortcutBlock(const ModelConfig& config, int64_t layer)
+    : Block(config, layer),
+      alpha_(config.norm_placement == NormPlacement::Admin ? admin_omega(config.n_layers)
+                                                           : deepnorm_alpha(config.n_layers)) {
   norm1_ = add_norm("norm1");
   norm2_ = add_norm("norm2");
   add_sublayers();
 }
 
-Var DeepNormBlock::forward(const Var& x, uint64_t seed) {
+Var ScaledShortcutBlock::forward(const Var& x, uint64_t seed) {
   const Var h = norm1_->forward(residual_add(scale(x, alpha_), attention(x, seed)));
   return norm2_->forward(residual_add(scale(h, alpha_), feed_forward(h, seed)));
 }
@@ -111,7 +113,8 @@ const std::vector<Placement>& placements() {
       {NormPlacement::Pre, true, construct<PreNormBlock>},
       {NormPlacement::None, false, construct<NoNormBlock>},
       {NormPlacement::Sandwich, true, construct<SandwichBlock>},
-      {NormPlacement::DeepNorm, false, construct<DeepNormBlock>},
+      {NormPlacement::DeepNorm, false, construct<ScaledShortcutBlock>},
+      {NormPlacement::Admin, false, construct<ScaledShortcutBlock>},
   };
   return table;
 }

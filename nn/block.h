@@ -1,7 +1,7 @@
 // Transformer blocks, one class per normalization placement (formulas in nn/transformer.h).
 // Every block has children "attn" (CausalSelfAttention) and "ffn" (FeedForward, or MoeFeedForward
 // for ffn_type "moe") and its own norms:
-//   post, pre, deepnorm:  "norm1" (around attention), "norm2" (around the FFN)
+//   post, pre, deepnorm, admin:  "norm1" (around attention), "norm2" (around the FFN)
 //   sandwich:             "norm1", "norm2" on the sub-layer inputs, "post_norm1", "post_norm2" on
 //                         their outputs
 //   none:                 no norms
@@ -80,11 +80,13 @@ class SandwichBlock : public Block {
   std::shared_ptr<Norm> norm1_, post_norm1_, norm2_, post_norm2_;
 };
 
-// x = Norm(alpha x + Attn(x));  x = Norm(alpha x + FFN(x)),  alpha = (2L)^(1/4)   (DeepNet 2022;
-// the beta init scaling is in nn/init.cpp)
-class DeepNormBlock : public Block {
+// x = Norm(alpha x + Attn(x));  x = Norm(alpha x + FFN(x)): Post-LN with a rescaled shortcut.
+//   deepnorm: alpha = (2L)^(1/4) (DeepNet 2022; its beta init scaling is in nn/init.cpp)
+//   admin:    alpha = omega = sqrt((2L + 1) / ln(2L + 1) - 1) (Liu et al. 2020, admin-torch's
+//             default; a constant, the weights initialised as Post-LN's)
+class ScaledShortcutBlock : public Block {
  public:
-  DeepNormBlock(const ModelConfig& config, int64_t layer);
+  ScaledShortcutBlock(const ModelConfig& config, int64_t layer);
   Var forward(const Var& x, uint64_t dropout_seed) override;
   double alpha() const { return alpha_; }
 

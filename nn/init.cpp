@@ -55,6 +55,10 @@ double embedding_multiplier(const ModelConfig& config) {
 
 double deepnorm_alpha(int64_t n_layers) { return std::pow(2.0 * static_cast<double>(n_layers), 0.25); }
 double deepnorm_beta(int64_t n_layers) { return std::pow(8.0 * static_cast<double>(n_layers), -0.25); }
+double admin_omega(int64_t n_layers) {
+  const double n = 2.0 * static_cast<double>(n_layers);
+  return std::sqrt((n + 1.0) / std::log(n + 1.0) - 1.0);
+}
 
 void initialize_parameters(Module& model, const ModelConfig& config) {
   NoGradGuard no_grad;

@@ -13,7 +13,8 @@ namespace normlab {
 enum class NormType { LayerNorm, RmsNorm, RmsNormUnitOffset, GroupNorm, BatchNorm, DynamicTanh, None };
 // Post: Vaswani/GPT-1/Xiong Post-LN. Pre: GPT-2/LLaMA, with a final norm. None: residual only.
 // Sandwich: Peri-LN, a norm before and after each sub-layer, final norm. DeepNorm: Wang et al. 2022.
-enum class NormPlacement { Post, Pre, None, Sandwich, DeepNorm };
+// Admin: Liu et al. 2020's Post-LN with the shortcut rescaled by omega (nn/block.h).
+enum class NormPlacement { Post, Pre, None, Sandwich, DeepNorm, Admin };
 // Relu (Xiong), Gelu (GPT-2), SwiGlu (LLaMA: w2(silu(w1 x) * w3 x)), GeGlu (Gemma: w2(gelu(w1 x) * w3 x)),
 // Moe (Mixtral: a router picks experts_top_k of n_experts SwiGLU experts per token, nn/moe.h).
 enum class FfnType { Relu, Gelu, SwiGlu, GeGlu, Moe };
@@ -42,11 +43,12 @@ template <> struct EnumNames<NormType> {
                                                                 {NormType::None, "none"}}};
 };
 template <> struct EnumNames<NormPlacement> {
-  static constexpr std::array<NamedValue<NormPlacement>, 5> values{{{NormPlacement::Post, "post"},
+  static constexpr std::array<NamedValue<NormPlacement>, 6> values{{{NormPlacement::Post, "post"},
                                                                      {NormPlacement::Pre, "pre"},
                                                                      {NormPlacement::None, "none"},
                                                                      {NormPlacement::Sandwich, "sandwich"},
-                                                                     {NormPlacement::DeepNorm, "deepnorm"}}};
+                                                                     {NormPlacement::DeepNorm, "deepnorm"},
+                                                                     {NormPlacement::Admin, "admin"}}};
 };
 template <> struct EnumNames<FfnType> {
   static constexpr std::array<NamedValue<FfnType>, 5> values{{{FfnType::Relu, "relu"},

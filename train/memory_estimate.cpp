@@ -23,7 +23,7 @@ namespace {
 double norms_per_block(NormPlacement placement) {
   if (placement == NormPlacement::Sandwich) return 4;
   if (placement == NormPlacement::None) return 0;
-  return 2;  // post, pre, deepnorm
+  return 2;  // post, pre, deepnorm, admin
 }
 
 bool gated_ffn(const ModelConfig& m) { return m.ffn_type == FfnType::SwiGlu || m.ffn_type == FfnType::GeGlu; }
@@ -92,7 +92,7 @@ double activation_elements(const RunConfig& c) {
     block += (gated_ffn(m) ? 4 : 2) * N * F + N * C;
   }
   block += 2 * N * C + norms_per_block(m.norm_placement) * per_norm;
-  if (m.norm_placement == NormPlacement::DeepNorm) block += 2 * N * C;
+  if (m.norm_placement == NormPlacement::DeepNorm || m.norm_placement == NormPlacement::Admin) block += 2 * N * C;
   if (dropout) block += 4 * N * C;
   double total = static_cast<double>(m.n_layers) * block;
   total += 2 * N * C + (m.position_embedding == PositionEmbedding::Learned ? T * C : 0) + (dropout ? 2 * N * C : 0);

@@ -47,6 +47,7 @@ const std::vector<Arm>& interventions() {
       {"warmup of the bottom half only", "bottom", "post", true, "adam", {{"schedule.warmup_groups", "bottom_half"}}},
       {"QK-LayerNorm", "qknorm", "post", false, "adam", {{"model.qk_norm", "true"}}},
       {"z-loss 1e-4", "zloss", "post", false, "adam", {{"model.z_loss_coef", "1e-4"}}},
+      {"Admin initialization (omega-scaled shortcut)", "admin", "admin"},
       {"DeepNorm residual scaling", "deepnorm", "deepnorm"}};
   return arms;
 }
@@ -177,9 +178,9 @@ std::string explanations(const std::vector<ArmData>& refs, const std::vector<Arm
        "warming up the top half alone rescues, the bottom half alone does not", k("top") + ", " + k("bottom"),
        verdict(r("top") && !r("bottom"), !r("top"))},
       {"Liu et al. 2020 (Admin): amplified output change",
-       fmt::format("without warmup the output changes more over updates 1-{}; residual rescaling rescues", early),
-       fmt::format("ratio none/warmup {}; {}", ratio(change), k("deepnorm")),
-       verdict(change.low > 1 && r("deepnorm"), change.high < 1 && !r("deepnorm"))},
+       fmt::format("without warmup the output changes more over updates 1-{}; Admin's rescaled shortcut rescues", early),
+       fmt::format("ratio none/warmup {}; {}, {}", ratio(change), k("admin"), k("deepnorm")),
+       verdict(change.low > 1 && r("admin"), change.high < 1 && !r("admin"))},
       {"Liu et al. 2019 (RAdam): the variance of Adam's early adaptive rate",
        "RAdam and a larger eps rescue", k("radam") + ", " + k("eps"), verdict(r("radam") && r("eps"), !r("radam") && !r("eps"))},
       {"Wortsman et al. 2023: attention-logit growth",

@@ -48,6 +48,7 @@ TEST(ModelGradcheck, OtherPlacementsNormsAndFfns) {
   deep.norm_type = NormType::RmsNormUnitOffset;
   deep.ffn_type = FfnType::GeGlu;
   expect_case_passes(make_model_case("deepnorm", "", deep));
+  expect_case_passes(make_model_case("admin", "", tiny_model_config(NormPlacement::Admin)));
   ModelConfig qk = tiny_model_config(NormPlacement::Pre);  // QK-norm: a norm inside attention, per head
   qk.qk_norm = true;
   qk.norm_type = NormType::RmsNorm;

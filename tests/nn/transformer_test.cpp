@@ -180,7 +180,7 @@ int64_t expected_parameter_count(const ModelConfig& c) {
   const bool rms = c.norm_type == NormType::RmsNorm || c.norm_type == NormType::RmsNormUnitOffset;
   const int64_t norm = c.norm_type == NormType::None ? 0 : C + (rms ? 0 : b * C);
   const std::map<std::string, int64_t> norms_per_block = {
-      {"post", 2}, {"pre", 2}, {"none", 0}, {"sandwich", 4}, {"deepnorm", 2}};
+      {"post", 2}, {"pre", 2}, {"none", 0}, {"sandwich", 4}, {"deepnorm", 2}, {"admin", 2}};
   const int64_t attention = 4 * (C * C + b * C);
   const int64_t ffn = (gated ? 2 : 1) * (C * F + b * F) + F * C + b * C;
   const int64_t block = attention + ffn + norms_per_block.at(enum_name(c.norm_placement)) * norm;
@@ -388,9 +388,24 @@ TEST(TransformerLM, PreLNResidualGrowsWithDepthPostLNStaysAtOne) {
 TEST(TransformerLM, DeepNormAlphaAndBeta) {
   ModelConfig c = small_config("deepnorm");
   c.n_layers = 8;
-  DeepNormBlock block(c, 0);
+  ScaledShortcutBlock block(c, 0);
   EXPECT_DOUBLE_EQ(block.alpha(), std::pow(16.0, 0.25));
   EXPECT_DOUBLE_EQ(deepnorm_beta(8), std::pow(64.0, -0.25));
+}
+
+// Admin's omega for 8 layers (16 residual sub-layers): sqrt(17 / ln 17 - 1) = 1.8258..., by hand
+// 17 / 2.833213 = 6.000255, minus 1, square root 2.236125; and it is Post-LN's init (no beta).
+TEST(TransformerLM, AdminOmegaRescalesPostLnShortcut) {
+  ModelConfig c = small_config("admin");
+  c.n_layers = 8;
+  ScaledShortcutBlock block(c, 0);
+  EXPECT_NEAR(block.alpha(), 2.236125, 1e-6);
+  ModelConfig post = small_config("post");
+  post.n_layers = 8;
+  c.seed = post.seed = 3;
+  const auto a = TransformerLM(c).named_parameters(), b = TransformerLM(post).named_parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].second.value().to_vector(), b[i].second.value().to_vector()) << a[i].first;
 }
 
 }  // namespace
