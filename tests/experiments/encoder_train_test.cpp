@@ -20,16 +20,16 @@ using test::quiet_options;
 using test::ScratchDir;
 using test::TinyRun;
 
-// char_small shrunk to 2 layers of width 32 over 32 characters: about a second of CPU.
+// The shipped char_small_encoder shrunk to 2 layers of width 32 over 32 characters: about a second of CPU.
 RunConfig tiny_char_encoder(const ScratchDir& dir, const std::vector<std::string>& more = {}) {
-  std::vector<std::string> o = {"model.arch=encoder", "model.d_model=32", "model.n_heads=2", "model.n_layers=2",
+  std::vector<std::string> o = {"model.d_model=32", "model.n_heads=2", "model.n_layers=2",
                                 "model.d_ff=64", "model.context_length=32", "train.context=32",
                                 "train.batch_size=16", "train.steps=150", "train.threads=1",
                                 "schedule.kind=constant", "schedule.warmup_steps=0", "optim.lr=3e-3",
                                 "log.every=1", "log.eval_every=50", "log.eval_batches=4", "log.grad_norm_every=1000",
                                 "train.out_dir=" + dir.file("runs")};
   o.insert(o.end(), more.begin(), more.end());
-  return load_config(std::string(NORMLAB_SOURCE_DIR) + "/experiments/configs/char_small.toml", o);
+  return load_config(std::string(NORMLAB_SOURCE_DIR) + "/experiments/configs/char_small_encoder.toml", o);
 }
 
 TEST(EncoderTraining, MaskedLmValidationLossFallsBelowTheInitialLoss) {
