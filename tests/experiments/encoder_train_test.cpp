@@ -46,6 +46,12 @@ TEST(EncoderTraining, MaskedLmValidationLossFallsBelowTheInitialLoss) {
   EXPECT_EQ(saved.model.arch, ModelArch::Encoder);
   EXPECT_GT(saved.model.vocab_size, 2);
   EXPECT_LT(initial, 1.5 * std::log(static_cast<double>(saved.model.vocab_size)));
+  // An encoder fills in masked tokens; `normlab sample` (next-token generation) refuses it.
+  const std::string run_dir = (dir.path() / "runs" / c.train.name).string();
+  const auto sampled = test::run_command(test::kNormlab + " sample " + run_dir + " --tokens 2");
+  EXPECT_EQ(sampled.exit_code, 1) << sampled.output;
+  EXPECT_NE(sampled.output.find("[sample] " + run_dir + " is a model.arch = \"encoder\" run"), std::string::npos)
+      << sampled.output;
 }
 
 // The masking draws from the data generator, which checkpoints carry: a stopped and resumed run
