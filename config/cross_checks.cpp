@@ -38,7 +38,8 @@ std::string parse_error(const std::function<void()>& parse) {
 std::vector<CrossCheck> build_cross_checks() {
   std::vector<CrossCheck> c;
   c.push_back({"model", {"model.arch"}, [](const RunConfig& r) {
-                 return r.model.arch != ModelArch::EncoderDecoder ? "" : std::string("arch 'encoder_decoder' is not built yet");
+                 return r.model.arch != ModelArch::EncoderDecoder ? std::string()
+                                                                  : std::string("arch 'encoder_decoder' is not built yet");
                }});
   c.push_back({"model", {"model.arch", "model.sliding_window"}, [](const RunConfig& r) {
                  const ModelConfig& m = r.model;

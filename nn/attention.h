@@ -1,5 +1,6 @@
-// Self-attention, causal in a decoder and bidirectional in an encoder (model.arch), with separate projections (children "q", "k", "v", "o", each a Linear with
-// bias when config.bias), so that init and gradient logs can address each one. H = n_heads query
+// Self-attention, causal in a decoder and bidirectional in an encoder (model.arch), with separate
+// projections (children "q", "k", "v", "o", each a Linear with bias when config.bias), so that init
+// and gradient logs can address each one. H = n_heads query
 // heads, K = n_kv_heads key/value heads (K divides H; K = H is plain multi-head, K = 1 multi-query),
 // D = head_dim (d_model / H unless set):
 //   q = x Wq^T (B,T,H D), k = x Wk^T, v = x Wv^T (B,T,K D)

@@ -114,7 +114,8 @@ void register_model_cases(std::vector<OpCase>& cases) {
     ModelConfig encoder = tiny_model_config(placement);
     encoder.arch = ModelArch::Encoder;
     cases.push_back(make_model_case(fmt::format("model_encoder_{}", placement),
-                                    fmt::format("tiny {}-LN bidirectional encoder, masked-LM targets (every third counted)",
+                                    fmt::format("tiny {}-LN bidirectional encoder, masked-LM targets (every third "
+                                                "counted)",
                                                 placement == NormPlacement::Post ? "Post" : "Pre"),
                                     encoder));
   }
