@@ -25,6 +25,10 @@ CLI::App* add_baseline_command(CLI::App& app, int& exit_code) {
   cmd->callback([=] {
     const RunConfig rc = load_config(*config, *overrides);
     if (rc.data.source == "copy") usage_error("baseline", "{} trains the copy task, which has no text", *config);
+    if (rc.model.arch == ModelArch::Encoder)
+      fmt::print(stderr, "note: {} trains a masked LM (model.arch = \"encoder\"); these baselines predict the next "
+                         "token from the previous ones, so only order 0 (the unigram) is a baseline of its loss\n",
+                 *config);
     const TokenStreams streams = load_token_streams(rc.data);
     fmt::print("{} ({} tokenizer, vocabulary {}): {} training tokens, {} validation tokens; uniform ln V = {:.4f}\n",
                rc.data.source, rc.data.tokenizer, streams.vocab_size, streams.train.size(), streams.val.size(),

@@ -182,7 +182,7 @@ void run_bench_train(const BenchOptions& opt) {
     config.model.vocab_size = embedding.size(0);
     config.model.dtype = embedding.dtype() == DType::F64 ? ParamDType::Float64 : ParamDType::Float32;
   } else if (!random) {
-    dataset = make_dataset(config.data);
+    dataset = make_dataset(config.data, config.model.arch == ModelArch::Encoder);
     config.model.vocab_size = dataset->vocab_size();
   }
   if (!opt.resolved_config.empty()) {

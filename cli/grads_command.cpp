@@ -23,7 +23,7 @@ CLI::App* add_grads_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", *out, "output .safetensors file")->required()->type_name("FILE");
   cmd->callback([=, &exit_code] {
     RunConfig rc = load_config(*config, *overrides);
-    std::unique_ptr<Dataset> data = make_dataset(rc.data);
+    std::unique_ptr<Dataset> data = make_dataset(rc.data, rc.model.arch == ModelArch::Encoder);
     rc.model.vocab_size = data->vocab_size();
     TransformerLM model(rc.model);
     Generator gen(rc.train.seed);

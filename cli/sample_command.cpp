@@ -53,6 +53,9 @@ CLI::App* add_sample_command(CLI::App& app, int& exit_code) {
     if (*tokens < 0) usage_error("sample", "--tokens must be >= 0, got {}", *tokens);
     const fs::path dir(*run_dir);
     RunConfig rc = load_config((dir / "config.toml").string(), {});
+    if (rc.model.arch != ModelArch::Decoder)
+      fail("sample", "{} is a model.arch = \"{}\" run: it predicts masked tokens and does not generate text",
+           dir.string(), rc.model.arch);
     const fs::path tokenizer_path = dir / "tokenizer.json";
     if (!fs::exists(tokenizer_path))
       fail("sample", "{} has no tokenizer.json (synthetic-task runs cannot be sampled as text)", dir.string());

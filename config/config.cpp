@@ -310,7 +310,8 @@ std::string config_fingerprint_text(const RunConfig& config) {
   std::string text = "preset = " + toml_quote(config.preset) + "\n";
   for (const KeySpec& spec : config_detail::key_specs()) {
     const std::string key = spec.section + "." + spec.name, value = spec.get(config);
-    if (!not_computed.count(key) && !is_zero_like(value)) text += key + " = " + value + "\n";
+    const bool absent = is_zero_like(value) || (!spec.reads_as_absent.empty() && value == spec.reads_as_absent);
+    if (!not_computed.count(key) && !absent) text += key + " = " + value + "\n";
   }
   return text;
 }

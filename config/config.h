@@ -37,6 +37,8 @@ std::string config_to_toml(const RunConfig& config);
 // its logs for TensorBoard or names the op that diverged, not what it computes). A zero-like value
 // reads as an absent key, so a key added later with an "off" default leaves earlier runs'
 // fingerprints as they were, while any other change of any value (a changed default too) shows.
+// A key added later with another default (model.arch "decoder", data.mask_prob 0.15) is marked in
+// config_keys.cpp so that its default reads as absent too (a later change of that default would not show).
 std::string config_fingerprint_text(const RunConfig& config);
 
 // A 16-hex-digit hash of config_fingerprint_text: equal configs give equal fingerprints. A run

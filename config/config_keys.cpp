@@ -11,6 +11,10 @@ namespace {
 
 void add_model_keys(std::vector<KeySpec>& t) {
   Section<ModelConfig>{t, "model", &RunConfig::model}
+      .key("arch", &ModelConfig::arch,
+           "decoder: causal attention, next-token targets; encoder: bidirectional attention trained as a masked "
+           "language model (BERT's masking, data.mask_prob); encoder_decoder: not built yet")
+      .default_reads_as_absent()
       .key("vocab_size", &ModelConfig::vocab_size, IntRange{1},
            "token vocabulary size; training replaces it by the tokenizer's (char: the training text's "
            "characters, byte: 256)")
@@ -113,6 +117,10 @@ void add_data_keys(std::vector<KeySpec>& t) {
       .key("tokenizer", &DataConfig::tokenizer, one_of({"char", "byte"}),
            "char: one token per character of the training text; byte: 256 byte tokens")
       .key("val_fraction", &DataConfig::val_fraction, in_zero_one(true), "fraction of the text held out for validation")
+      .key("mask_prob", &DataConfig::mask_prob, in_zero_one(true),
+           "model.arch = \"encoder\" only: fraction of each sequence's positions to predict (at least one); "
+           "their inputs become [MASK] 80%, a random token 10%, unchanged 10%")
+      .default_reads_as_absent()
       .key("copy_length", &DataConfig::copy_length, IntRange{1}, "copy task: random tokens to copy, per sequence")
       .key("copy_vocab", &DataConfig::copy_vocab, IntRange{2, std::numeric_limits<int32_t>::max()},  // int32 ids
            "copy task: vocabulary the random tokens are drawn from");

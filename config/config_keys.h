@@ -27,6 +27,10 @@ struct KeySpec {
   std::function<std::string(RunConfig&, const toml::node& value)> set;
   // The field's current value as TOML text: 0.001, "post", true.
   std::function<std::string(const RunConfig&)> get;
+  // A key added after runs were fingerprinted whose default is not zero-like ("decoder", 0.15):
+  // this value (the default's TOML text) reads as an absent key in config_fingerprint_text, so
+  // earlier runs keep their fingerprints. "" = none (only zero-like values read as absent).
+  std::string reads_as_absent;
 };
 
 struct CrossCheck {

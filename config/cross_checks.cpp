@@ -37,6 +37,18 @@ std::string parse_error(const std::function<void()>& parse) {
 
 std::vector<CrossCheck> build_cross_checks() {
   std::vector<CrossCheck> c;
+  c.push_back({"model", {"model.arch"}, [](const RunConfig& r) {
+                 return r.model.arch != ModelArch::EncoderDecoder ? std::string()
+                                                                  : std::string("arch 'encoder_decoder' is not built yet");
+               }});
+  c.push_back({"model", {"model.arch", "model.sliding_window"}, [](const RunConfig& r) {
+                 const ModelConfig& m = r.model;
+                 return m.arch != ModelArch::Encoder || m.sliding_window == 0
+                            ? ""
+                            : fmt::format("sliding_window ({}) limits causal attention: arch 'encoder' attends to "
+                                          "every position, so it must be 0",
+                                          m.sliding_window);
+               }});
   c.push_back({"model", {"model.d_model", "model.n_heads", "model.head_dim"}, [](const RunConfig& r) {
                  const ModelConfig& m = r.model;
                  return m.head_dim > 0 || m.d_model % m.n_heads == 0

@@ -174,6 +174,12 @@ template <typename S> struct Section {
     return add<int64_t>(key, field, range_text(range), description,
                         [range](const toml::node& node, int64_t& value) { return read_integer(node, range, value); });
   }
+  // The last key was added after runs were fingerprinted: its default value reads as absent in the
+  // fingerprint (KeySpec::reads_as_absent), as a zero-like one does.
+  Section& default_reads_as_absent() {
+    out.back().reads_as_absent = out.back().get(RunConfig{});
+    return *this;
+  }
 
  private:
   template <typename T>

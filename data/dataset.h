@@ -15,6 +15,9 @@ struct DataConfig {
   std::string source = "default";  // "default" (built-in corpus) | "copy" (synthetic) | a UTF-8 file path
   std::string tokenizer = "char";  // "char" (vocab from the training text) | "byte" (256)
   double val_fraction = 0.1;
+  // model.arch "encoder": the fraction of each sequence's positions a masked-LM batch predicts
+  // (make_masked_lm_dataset; at least one per sequence).
+  double mask_prob = 0.15;
   // copy task: `copy_length` random tokens from a vocabulary of `copy_vocab`, a separator, the same
   // tokens again; loss only on the copied half.
   int64_t copy_length = 16;
@@ -66,6 +69,16 @@ std::unique_ptr<Dataset> make_copy_task(int64_t copy_length, int64_t copy_vocab)
 
 // Builds the dataset named by config ("default", "copy" or a path). Errors name the file.
 std::unique_ptr<Dataset> make_dataset(const DataConfig& config);
+
+// Masked-language-model batches (BERT) from any base dataset (data/masked_lm.cpp): the base's input
+// windows, with k = max(1, round(mask_prob * T)) random positions per sequence selected; targets
+// are the original tokens there and -1 elsewhere; a selected input becomes [MASK] (id = base vocab,
+// so vocab_size() is the base's + 1) with probability 0.8, a random ordinary token 0.1, itself 0.1.
+// Draws from `gen` only. The tokenizer is the base's (it has no [MASK]).
+std::unique_ptr<Dataset> make_masked_lm_dataset(std::unique_ptr<Dataset> base, double mask_prob);
+// make_dataset(config), wrapped in make_masked_lm_dataset(config.mask_prob) when masked_lm (the
+// data of a model.arch = "encoder" run).
+std::unique_ptr<Dataset> make_dataset(const DataConfig& config, bool masked_lm);
 
 // The token streams a text dataset samples from: the tokenizer built from the whole text, the first
 // N - floor(N * val_fraction) tokens for training, the rest for validation.

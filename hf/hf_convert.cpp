@@ -34,6 +34,10 @@ std::string convert_hf_to_run(const std::string& hf_dir, const std::string& run_
 
 std::string convert_run_to_hf(const std::string& run_dir, const std::string& hf_dir, std::string model_type) {
   const RunConfig rc = load_config((fs::path(run_dir) / run_files::kConfig).string());
+  NL_CHECK(rc.model.arch == ModelArch::Decoder, "convert",
+           "{}: model.arch = \"{}\"; the Hugging Face families here are decoders, which would read its "
+           "weights as a causal model",
+           run_dir, rc.model.arch);
   TransformerLM model(rc.model);
   load_model_weights(run_dir, model);
   if (model_type.empty()) model_type = hf_model_type_of_preset(rc.preset);

@@ -20,7 +20,7 @@ CausalSelfAttention::CausalSelfAttention(const ModelConfig& config)
       kv_heads_(kv_heads_of(config)),
       head_dim_(head_dim_of(config)),
       window_(config.sliding_window),
-      causal_(config.causal),
+      causal_(is_causal(config)),
       rope_(config.position_embedding == PositionEmbedding::Rope),
       rope_theta_(config.rope_theta),
       dropout_(config.dropout) {

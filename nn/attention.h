@@ -1,5 +1,6 @@
-// Causal self-attention with separate projections (children "q", "k", "v", "o", each a Linear with
-// bias when config.bias), so that init and gradient logs can address each one. H = n_heads query
+// Self-attention, causal in a decoder and bidirectional in an encoder (model.arch), with separate
+// projections (children "q", "k", "v", "o", each a Linear with bias when config.bias), so that init
+// and gradient logs can address each one. H = n_heads query
 // heads, K = n_kv_heads key/value heads (K divides H; K = H is plain multi-head, K = 1 multi-query),
 // D = head_dim (d_model / H unless set):
 //   q = x Wq^T (B,T,H D), k = x Wk^T, v = x Wv^T (B,T,K D)
@@ -9,7 +10,7 @@
 //   queries share one batched product with their k and v (no copies of k, v)
 //   p = causal_softmax(q k^T, sliding_window, 1 / sqrt(D)) (B,H,T,T): scale, mask and softmax in
 //       one kernel (float32 inside it under autocast, p stored in the scores' dtype);
-//       config.causal = false: p = softmax(q k^T / sqrt(D)), no mask (a bidirectional probe)
+//       arch "encoder": p = softmax(q k^T / sqrt(D)), no mask (bidirectional; sliding_window unused)
 //   y = merge_heads(p v) Wo^T                             (B,T,C), then dropout(config.dropout)
 #pragma once
 #include <memory>

@@ -28,6 +28,10 @@ TinyBatch tiny_batch(const ModelConfig& config) {
   std::vector<int32_t> ids(B * T), targets(B * T);
   for (auto& v : ids) v = static_cast<int32_t>(gen.below(config.vocab_size));
   for (auto& v : targets) v = static_cast<int32_t>(gen.below(config.vocab_size));
+  // An encoder's masked-LM targets: only some positions count (here every third), the rest are -1.
+  if (config.arch == ModelArch::Encoder)
+    for (size_t i = 0; i < targets.size(); ++i)
+      if (i % 3 != 0) targets[i] = -1;
   return {Tensor::from_ints(ids, {B, T}), Tensor::from_ints(targets, {B, T})};
 }
 
@@ -106,6 +110,15 @@ void register_model_cases(std::vector<OpCase>& cases) {
   cases.push_back(make_model_case("model_gemma",
                                   "tiny Gemma-like LM: head_dim 6 != 8/4, (1+w) RMSNorm, GeGLU, sqrt(d) scale",
                                   tiny_rope_config("gemma")));
+  for (const NormPlacement placement : {NormPlacement::Post, NormPlacement::Pre}) {
+    ModelConfig encoder = tiny_model_config(placement);
+    encoder.arch = ModelArch::Encoder;
+    cases.push_back(make_model_case(fmt::format("model_encoder_{}", placement),
+                                    fmt::format("tiny {}-LN bidirectional encoder, masked-LM targets (every third "
+                                                "counted)",
+                                                placement == NormPlacement::Post ? "Post" : "Pre"),
+                                    encoder));
+  }
   register_moe_cases(cases);
   register_norm_kind_cases(cases);
 }

@@ -19,7 +19,8 @@ ModelConfig tiny_model_config(NormPlacement placement);
 // the derivative is hidden by an exact 1 or 0; the seed is added to config.seed.
 OpCase make_model_case(std::string name, std::string description, const ModelConfig& config);
 
-// The fixed batch of a case: B 2 x T = context_length random ids and targets.
+// The fixed batch of a case: B 2 x T = context_length random ids and targets (an encoder's: -1 at
+// all but every third position, as masked-LM targets).
 struct TinyBatch {
   Tensor ids, targets;
 };
@@ -30,7 +31,8 @@ TinyBatch tiny_batch(const ModelConfig& config);
 // sqrt(d) embedding scale, tied head).
 ModelConfig tiny_rope_config(const std::string& family);
 // Registers "model_post" and "model_pre" (layernorm, gelu, tied head), "model_llama",
-// "model_mistral" and "model_gemma", then register_moe_cases and register_norm_kind_cases.
+// "model_mistral", "model_gemma", "model_encoder_post" and "model_encoder_pre" (model.arch
+// "encoder"), then register_moe_cases and register_norm_kind_cases.
 void register_model_cases(std::vector<OpCase>& cases);
 
 // ---- nn/norm_kind_cases.cpp ----

@@ -32,6 +32,11 @@ enum class PositionEmbedding { Learned, Rope, Sinusoidal, None };
 enum class EmbeddingScale { None, SqrtD };
 // The parameters' dtype: float32 (training), float64 (gradient checks against finite differences).
 enum class ParamDType { Float32, Float64 };
+// Decoder: causal self-attention, trained on the next token (GPT). Encoder: bidirectional
+// self-attention (every query sees every key), trained as a masked language model (BERT: the
+// trainer wraps the data in data/masked_lm.cpp; the head predicts the original token at the masked
+// positions). EncoderDecoder: named so that configs can say it; not built yet (issue 37).
+enum class ModelArch { Decoder, Encoder, EncoderDecoder };
 
 template <> struct EnumNames<NormType> {
   static constexpr std::array<NamedValue<NormType>, 7> values{{{NormType::LayerNorm, "layernorm"},
@@ -73,12 +78,19 @@ template <> struct EnumNames<EmbeddingScale> {
       {{EmbeddingScale::None, "none"}, {EmbeddingScale::SqrtD, "sqrt_d"}}};
 };
 
+template <> struct EnumNames<ModelArch> {
+  static constexpr std::array<NamedValue<ModelArch>, 3> values{{{ModelArch::Decoder, "decoder"},
+                                                                 {ModelArch::Encoder, "encoder"},
+                                                                 {ModelArch::EncoderDecoder, "encoder_decoder"}}};
+};
+
 template <> struct EnumNames<ParamDType> {
   static constexpr std::array<NamedValue<ParamDType>, 2> values{
       {{ParamDType::Float32, "float32"}, {ParamDType::Float64, "float64"}}};
 };
 
 struct ModelConfig {
+  ModelArch arch = ModelArch::Decoder;
   int64_t vocab_size = 256;
   int64_t d_model = 128;
   int64_t n_heads = 4;
@@ -93,12 +105,8 @@ struct ModelConfig {
   PositionEmbedding position_embedding = PositionEmbedding::Learned;
   double rope_theta = 10000.0;    // rope: inv_freq_i = theta^(-2i/head_dim)
   // Causal attention limited to the last sliding_window + 1 keys (query i sees keys i - W .. i, as
-  // Hugging Face's Mistral); 0 = plain causal.
+  // Hugging Face's Mistral); 0 = plain causal. Decoder only (an encoder's attention is unmasked).
   int64_t sliding_window = 0;
-  // false: bidirectional attention (every query sees every key, an encoder's), with the same
-  // 1 / sqrt(D) scale. Set by code only (the Xiong suite's init-time probe of a non-causal stack,
-  // E2b.bidir): a language model trained with it would see its targets, so no config key sets it.
-  bool causal = true;
   // QK-norm (Dehghani et al. 2023, Wortsman et al. 2023's remedy for attention-logit growth): q and k
   // normalized per head, over their head_dim features, with the model's norm_type, before RoPE
   // and the scores (parameters blocks.N.attn.q_norm.*, k_norm.*).
@@ -127,5 +135,9 @@ struct ModelConfig {
   uint64_t seed = 0;              // weight initialisation
   ParamDType dtype = ParamDType::Float32;  // parameter dtype (float64: gradient checks)
 };
+
+// Whether self-attention is causal: a decoder's is, an encoder's sees every position (with the
+// same 1 / sqrt(D) scale).
+inline bool is_causal(const ModelConfig& config) { return config.arch != ModelArch::Encoder; }
 
 }  // namespace normlab

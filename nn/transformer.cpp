@@ -35,6 +35,7 @@ class BlockList : public Module {
 };
 
 void validate(const ModelConfig& c) {
+  NL_CHECK(c.arch != ModelArch::EncoderDecoder, "model", "arch 'encoder_decoder' is not built yet");
   NL_CHECK(c.vocab_size > 0, "model", "vocab_size must be > 0, got {}", c.vocab_size);
   NL_CHECK(c.vocab_size <= std::numeric_limits<int32_t>::max(), "model",
            "vocab_size must be <= 2^31 - 1 (token ids are int32), got {}", c.vocab_size);

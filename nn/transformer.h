@@ -1,4 +1,6 @@
-// Decoder-only transformer language model with a configurable normalization placement.
+// Transformer language model with a configurable normalization placement: a decoder (causal
+// attention, next-token targets) or, with model.arch "encoder", a bidirectional encoder whose head
+// predicts the original tokens at masked positions (the targets come from data/masked_lm.cpp).
 //   post:     x = Norm(x + Attn(x));  x = Norm(x + FFN(x))                    (no final norm)
 //   pre:      x = x + Attn(Norm(x));  x = x + FFN(Norm(x));  final Norm before the head
 //   none:     x = x + Attn(x);        x = x + FFN(x)

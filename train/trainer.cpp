@@ -124,7 +124,7 @@ void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOpti
   NL_CHECK(s.comm.size() == 1 || c.train.device.kind == DeviceKind::CPU, "train",
            "train.device = '{}': data-parallel training over MPI runs on the CPU (NCCL is not built)",
            c.train.device.str());
-  s.data = make_dataset(c.data);
+  s.data = make_dataset(c.data, c.model.arch == ModelArch::Encoder);  // encoder: masked-LM batches
   check_both_splits(*s.data, c);
   c.model.vocab_size = s.data->vocab_size();
   s.tokens_per_step = checked_mul(c.train.batch_size, c.train.context, "train", "train.batch_size * train.context");

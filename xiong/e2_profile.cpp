@@ -13,7 +13,7 @@ namespace {
 
 const std::vector<std::string> kPlacements = {"post", "pre"};
 // The probed stacks: each placement causal, and with bidirectional attention ("-bidir",
-// ModelConfig::causal = false, an encoder's): v3 explained Pre-LN's falling profile by "a
+// model.arch = "encoder"): v3 explained Pre-LN's falling profile by "a
 // decoder-only stack"; the bidirectional rows test that (issue 35).
 const std::vector<std::string> kArms = {"post", "pre", "post-bidir", "pre-bidir"};
 std::string placement_of(const std::string& arm) { return arm.substr(0, arm.find('-')); }
@@ -28,7 +28,7 @@ nlohmann::json measure(const Context& ctx) {
       nlohmann::json seeds = nlohmann::json::array();
       for (int seed = 1; seed <= g.e2_seeds; ++seed) {
         ModelConfig c = probe_model(base, placement_of(arm), L, seed);
-        c.causal = arm == placement_of(arm);
+        c.arch = arm == placement_of(arm) ? ModelArch::Decoder : ModelArch::Encoder;
         const LayerGrads r = measure_layer_grads(c, g.e2_probe, 2000 + static_cast<uint64_t>(seed));
         seeds.push_back({{"w1_mean", r.w1_mean_norm}, {"w1_nom", r.w1_norm_of_mean}, {"w2_mean", r.w2_mean_norm},
                          {"w2_nom", r.w2_norm_of_mean}, {"attn", r.attn_mean_norm}});

@@ -156,36 +156,7 @@ TEST(Causality, BatchNormInTrainingModeSeesLaterPositions) {
 }
 
 
-// config.causal = false (the Xiong suite's bidirectional probe): every position sees every token,
-// so changing the last token changes the logits at position 0. Otherwise it is the same attention
-// (same 1 / sqrt(D) scale): in a one-block model the last position, which sees every key either
-// way, gets the causal model's logits.
-TEST(Causality, NonCausalAttentionSeesTheWholeSequence) {
-  for (const std::string placement : {"post", "pre"}) {
-    ModelConfig c = small_config(placement);
-    c.dtype = ParamDType::Float64;
-    c.causal = false;
-    TransformerLM bidirectional(c);
-    const int64_t B = 2, T = c.context_length, V = c.vocab_size;
-    const Tensor ids = random_ids(B, T, V, 1);
-    const std::vector<double> base = bidirectional.forward(ids).value().to_vector();
-    const std::vector<double> other = bidirectional.forward(change_after(ids, T - 2, V, 5)).value().to_vector();
-    for (int64_t s = 0; s < B; ++s) {
-      double moved = 0;
-      for (int64_t i = 0; i < V; ++i) moved += std::abs(base[s * T * V + i] - other[s * T * V + i]);
-      EXPECT_GT(moved, 1e-6) << placement << ": position 0 ignores the last token";
-    }
-    c.n_layers = 1;
-    TransformerLM one_block_bidirectional(c);
-    c.causal = true;
-    TransformerLM one_block_causal(c);  // same seed, same weights
-    const std::vector<double> a = one_block_causal.forward(ids).value().to_vector();
-    const std::vector<double> b = one_block_bidirectional.forward(ids).value().to_vector();
-    for (int64_t s = 0; s < B; ++s)
-      for (int64_t i = (s * T + T - 1) * V; i < (s * T + T) * V; ++i)
-        EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(a[i]))) << placement;
-  }
-}
+// An encoder (model.arch = "encoder") is not causal on purpose: tests/nn/encoder_test.cpp.
 
 }  // namespace
 }  // namespace normlab
