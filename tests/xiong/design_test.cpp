@@ -201,14 +201,18 @@ TEST(XiongDesign, ADifferenceBetweenTwoArmsThatNeitherLearnedDecidesNothing) {
   EXPECT_EQ(learned.verdict, "reproduced") << interval_text(learned.estimate);
 }
 
-TEST(XiongDesign, SensitivitySubtractsEachSettingsOwnBestOverAtLeastFiveLrs) {
+// Issue 35 item 8: >= 7 rates from 1e-4 to 3e-2, and E4's warmup at most 5% of the run.
+TEST(XiongDesign, SensitivitySubtractsEachSettingsOwnBestOverAtLeastSevenLrs) {
   EXPECT_DOUBLE_EQ(lr_sensitivity({1.0, 2.0, 3.0, 4.0, 5.0}), 2.0);
   EXPECT_DOUBLE_EQ(lr_sensitivity({0.5, 0.5, 0.5, 0.5, 0.5}), 0.0);  // flat: insensitive, whatever its level
   EXPECT_TRUE(std::isnan(lr_sensitivity({1.0, NAN, 2.0})));
-  const std::vector<std::string> lrs = make_grids(false).all_lrs();
-  ASSERT_GE(lrs.size(), 5u);
+  const Grids g = make_grids(false);
+  const std::vector<std::string> lrs = g.all_lrs();
+  ASSERT_GE(lrs.size(), 7u);
   EXPECT_DOUBLE_EQ(std::strtod(lrs.front().c_str(), nullptr), 1e-4);
-  EXPECT_DOUBLE_EQ(std::strtod(lrs.back().c_str(), nullptr), 3e-3);
+  EXPECT_DOUBLE_EQ(std::strtod(lrs.back().c_str(), nullptr), 3e-2);
+  EXPECT_GE(g.e4_warmup, 2);
+  EXPECT_LE(static_cast<double>(g.e4_warmup), 0.05 * static_cast<double>(load_config(kDir + g.copy_config).train.steps));
   for (size_t i = 1; i < lrs.size(); ++i) {  // log-spaced: neighbours within a factor 1.5 .. 4
     const double ratio = std::strtod(lrs[i].c_str(), nullptr) / std::strtod(lrs[i - 1].c_str(), nullptr);
     EXPECT_GE(ratio, 1.5);
