@@ -123,7 +123,7 @@ std::string figures(const Context& ctx, const std::vector<ArmData>& refs, int64_
   const auto quantities = e9_quantities();
   for (size_t q = 0; q < quantities.size(); ++q) {
     Chart chart{.title = quantities[q].label, .xlabel = "update", .ylabel = dynamics_column(quantities[q].column, n_layers),
-                .log_y = quantities[q].log_scale};
+                .log_y = quantities[q].log_scale, .x_from_zero = true};
     for (size_t a = 0; a < refs.size(); ++a) {
       ChartSeries s = band_series(refs[a].dynamics[q], quantities[q]);
       s.title = refs[a].arm->label;
