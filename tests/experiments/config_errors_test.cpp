@@ -77,7 +77,7 @@ TEST(ConfigErrors, OutOfRangeNumbers) {
 
 TEST(ConfigErrors, UnknownChoices) {
   EXPECT_EQ(file_error("[model]\nnorm_placement = \"psot\"\n"),
-            "x.toml:2: [model] norm_placement must be one of post, pre, none, sandwich, deepnorm; "
+            "x.toml:2: [model] norm_placement must be one of post, pre, none, sandwich, deepnorm, admin; "
             "got 'psot' (did you mean 'post'?)");
   EXPECT_EQ(file_error("[model]\nnorm_type = \"rmsnrom\"\n"),
             "x.toml:2: [model] norm_type must be one of layernorm, rmsnorm, rmsnorm_unit_offset, groupnorm, "

@@ -177,7 +177,8 @@ struct Model {
       const Matrix h = plus(x, norm(attn(norm(x, "norm1")), "post_norm1"));
       return plus(h, norm(ffn(norm(h, "norm2")), "post_norm2"));
     }
-    const LD alpha = std::pow(2.0L * config.n_layers, 0.25L);  // deepnorm
+    const LD n = 2.0L * config.n_layers;  // residual sub-layers
+    const LD alpha = placement == "admin" ? std::sqrt((n + 1) / std::log(n + 1) - 1) : std::pow(n, 0.25L);  // admin, deepnorm
     const Matrix h = norm(plus(x, attn(x), alpha), "norm1");
     return norm(plus(h, ffn(h), alpha), "norm2");
   }
