@@ -18,13 +18,8 @@ namespace {
 
 using test::TinyRun;
 using test::quiet_options;
-using Weights = std::map<std::string, std::vector<double>>;
-
-Weights weights_of(const TransformerLM& model) {
-  Weights out;
-  for (const auto& [name, p] : model.named_parameters()) out[name] = p.value().to_vector();
-  return out;
-}
+using test::Weights;
+using test::weights_of;
 
 // One run of `steps` updates with dynamics.csv on; the config as the trainer resolved it.
 RunConfig train_logged(const TinyRun& t, const std::string& name, std::vector<std::string> overrides) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "command_util.h"
 #include "config/config.h"
 #include "train/run_dir.h"
+#include "nn/transformer.h"
 #include "train/trainer.h"
 #include "test_util.h"
 
@@ -22,6 +24,14 @@ struct TinyRun {
   RunConfig config(std::vector<std::string> overrides = {}) const { return load_config(config_path, overrides); }
   std::filesystem::path run(const std::string& name) const { return dir.path() / "runs" / name; }
 };
+
+// Every parameter's values by name.
+using Weights = std::map<std::string, std::vector<double>>;
+inline Weights weights_of(const TransformerLM& model) {
+  Weights out;
+  for (const auto& [name, p] : model.named_parameters()) out[name] = p.value().to_vector();
+  return out;
+}
 
 inline TrainOptions quiet_options(int64_t stop_after = -1, std::string resume_dir = "") {
   TrainOptions o;
