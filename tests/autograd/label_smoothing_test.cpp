@@ -11,6 +11,7 @@
 
 #include "autograd/ops.h"
 #include "core/random.h"
+#include "expect_error.h"
 
 namespace normlab {
 namespace {
@@ -146,15 +147,7 @@ TEST(LabelSmoothedCrossEntropy, AllIgnoredIsZeroLossAndGradientAsCrossEntropy) {
   for (size_t i = 0; i < smoothed.grad.size(); ++i) EXPECT_EQ(smoothed.grad[i], 0.0) << i;
 }
 
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing " << parts[0];
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  }
-}
+using test::expect_error;
 
 TEST(LabelSmoothedCrossEntropy, ErrorsNameTheOpTheValueAndThePosition) {
   const Var logits(Tensor::zeros({2, 3, 5}, DType::F64));

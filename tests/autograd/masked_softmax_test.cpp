@@ -10,6 +10,7 @@
 
 #include "autograd/ops.h"
 #include "core/random.h"
+#include "expect_error.h"
 
 namespace normlab {
 namespace {
@@ -193,15 +194,7 @@ TEST(MaskedSoftmax, HalfScoresKeepExactZerosAndFollowFloat32) {
   }
 }
 
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing " << parts[0];
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  }
-}
+using test::expect_error;
 
 TEST(MaskedSoftmax, ErrorsNameTheOpAndTheShapes) {
   const Var cross = Var(Tensor::zeros({2, 2, 3, 5}, DType::F64));

@@ -4,20 +4,12 @@
 #include <functional>
 
 #include "autograd/ops.h"
+#include "expect_error.h"
 
 namespace normlab {
 namespace {
 
-// Runs f, expects an Error whose message contains every one of `parts`.
-void expect_error(const std::function<void()>& f, std::vector<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing " << parts[0];
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  }
-}
+using test::expect_error;
 
 Var param(const Shape& shape) { return parameter(Tensor::zeros(shape, DType::F64)); }
 
