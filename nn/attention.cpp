@@ -16,11 +16,14 @@ int64_t head_dim_of(const ModelConfig& config) {
 }
 
 CausalSelfAttention::CausalSelfAttention(const ModelConfig& config)
+    : CausalSelfAttention(config, is_causal(config)) {}
+
+CausalSelfAttention::CausalSelfAttention(const ModelConfig& config, bool causal)
     : heads_(config.n_heads),
       kv_heads_(kv_heads_of(config)),
       head_dim_(head_dim_of(config)),
       window_(config.sliding_window),
-      causal_(is_causal(config)),
+      causal_(causal),
       rope_(config.position_embedding == PositionEmbedding::Rope),
       rope_theta_(config.rope_theta),
       dropout_(config.dropout) {
@@ -39,15 +42,33 @@ CausalSelfAttention::CausalSelfAttention(const ModelConfig& config)
 }
 
 Var CausalSelfAttention::forward(const Var& x, uint64_t dropout_seed) {
+  return run(x, x, nullptr, false, dropout_seed);
+}
+
+Var CausalSelfAttention::forward(const Var& x, const Tensor& key_padding, uint64_t dropout_seed) {
+  return run(x, x, &key_padding, false, dropout_seed);
+}
+
+Var CausalSelfAttention::forward(const Var& x, const Var& memory, const Tensor& key_padding,
+                                 uint64_t dropout_seed) {
+  NL_CHECK(!causal_, "attention", "cross-attention cannot be causal (queries and keys are different sequences)");
+  NL_CHECK(memory.dim() == 3 && x.dim() == 3 && memory.size(0) == x.size(0) && memory.size(2) == x.size(2),
+           "attention", "cross-attention needs x (B,T,C) and memory (B,S,C), got {} and {}", shape_str(x.shape()),
+           shape_str(memory.shape()));
+  return run(x, memory, &key_padding, true, dropout_seed);
+}
+
+Var CausalSelfAttention::run(const Var& x, const Var& kv_source, const Tensor* key_padding, bool cross,
+                             uint64_t dropout_seed) {
   NL_CHECK(x.dim() == 3, "attention", "expected x (B,T,C), got {}", shape_str(x.shape()));
-  Var q = split_heads(q_->forward(x), heads_);     // (B,H,T,D)
-  Var k = split_heads(k_->forward(x), kv_heads_);  // (B,K,T,D)
-  const Var v = split_heads(v_->forward(x), kv_heads_);
+  Var q = split_heads(q_->forward(x), heads_);             // (B,H,T,D)
+  Var k = split_heads(k_->forward(kv_source), kv_heads_);  // (B,K,S,D), S = T for self-attention
+  const Var v = split_heads(v_->forward(kv_source), kv_heads_);
   if (q_norm_) {  // QK-norm: each head's q and k over their D features
     q = q_norm_->forward(q);
     k = k_norm_->forward(k);
   }
-  if (rope_) {
+  if (rope_ && !cross) {
     // cos/sin in float32 for a 16-bit model, then cast to its dtype (as Hugging Face's LLaMA)
     const DType dtype = q.value().dtype(), table_dtype = is_half(dtype) ? DType::F32 : dtype;
     const RopeTables tables = rope_tables(x.size(1), head_dim_, rope_theta_, table_dtype);
@@ -55,23 +76,25 @@ Var CausalSelfAttention::forward(const Var& x, uint64_t dropout_seed) {
     q = rope(q, cos, sin);
     k = rope(k, cos, sin);
   }
-  const Var y = o_->forward(merge_heads(attend(q, k, v)));  // (B,T,C)
+  const Var y = o_->forward(merge_heads(attend(q, k, v, key_padding)));  // (B,T,C)
   return dropout(y, dropout_, dropout_seed, is_training());
 }
 
-Var CausalSelfAttention::attend(const Var& q, const Var& k, const Var& v) const {
-  const int64_t b = q.size(0), t = q.size(2), group = heads_ / kv_heads_;
-  // Query heads h = g * group + r (r < group) share kv head g: (B,H,T,D) is (B,K,group T,D) in memory.
-  const Var q_grouped = group == 1 ? q : reshape(q, {b, kv_heads_, group * t, head_dim_});
+Var CausalSelfAttention::attend(const Var& q, const Var& k, const Var& v, const Tensor* key_padding) const {
+  const int64_t b = q.size(0), tq = q.size(2), tk = k.size(2), group = heads_ / kv_heads_;
+  // Query heads h = g * group + r (r < group) share kv head g: (B,H,Tq,D) is (B,K,group Tq,D) in memory.
+  const Var q_grouped = group == 1 ? q : reshape(q, {b, kv_heads_, group * tq, head_dim_});
   Var scores = matmul(q_grouped, k, false, true);
-  if (group != 1) scores = reshape(scores, {b, heads_, t, t});  // (B,H,T,T)
+  if (group != 1) scores = reshape(scores, {b, heads_, tq, tk});  // (B,H,Tq,Tk)
   const double scale_factor = 1.0 / std::sqrt(static_cast<double>(head_dim_));
-  Var probs = causal_ ? causal_softmax(scores, window_, scale_factor) : softmax(scale(scores, scale_factor));
+  Var probs;
+  if (key_padding) probs = masked_softmax(scores, *key_padding, causal_, scale_factor);  // encoder_decoder
+  else probs = causal_ ? causal_softmax(scores, window_, scale_factor) : softmax(scale(scores, scale_factor));
   if (ActivationRecorder* recorder = activation_recorder())
     record_attention(*recorder, scope(), scores.value(), probs.value(), scale_factor, causal_, window_);
-  if (group != 1) probs = reshape(probs, {b, kv_heads_, group * t, t});
-  const Var heads = matmul(probs, v);                                          // (B,K,group T,D)
-  return group == 1 ? heads : reshape(heads, {b, heads_, t, head_dim_});     // (B,H,T,D)
+  if (group != 1) probs = reshape(probs, {b, kv_heads_, group * tq, tk});
+  const Var heads = matmul(probs, v);                                          // (B,K,group Tq,D)
+  return group == 1 ? heads : reshape(heads, {b, heads_, tq, head_dim_});    // (B,H,Tq,D)
 }
 
 }  // namespace normlab

@@ -12,6 +12,11 @@
 //       one kernel (float32 inside it under autocast, p stored in the scores' dtype);
 //       arch "encoder": p = softmax(q k^T / sqrt(D)), no mask (bidirectional; sliding_window unused)
 //   y = merge_heads(p v) Wo^T                             (B,T,C), then dropout(config.dropout)
+// Key padding and cross-attention (model.arch "encoder_decoder", fairseq's Transformer): with a
+// key_padding (B,S) int32 (1 = pad) the probabilities are masked_softmax(q k^T, key_padding, causal,
+// 1 / sqrt(D)), padded keys getting exactly 0; cross-attention takes q from x (B,T,C) and k, v from
+// the encoder's output memory (B,S,C), S may differ from T, never causal and without rope (the
+// positions of queries and keys are in different sequences).
 #pragma once
 #include <memory>
 
@@ -28,13 +33,24 @@ int64_t head_dim_of(const ModelConfig& config);
 
 class CausalSelfAttention : public Module {
  public:
+  // Causal as is_causal(config) says.
   explicit CausalSelfAttention(const ModelConfig& config);
+  // Causal or bidirectional as `causal` says (the stacks of an encoder_decoder model).
+  CausalSelfAttention(const ModelConfig& config, bool causal);
   // x (B,T,C) -> (B,T,C); dropout_seed is this site's seed.
   Var forward(const Var& x, uint64_t dropout_seed);
+  // Self-attention with a key-padding mask: x (B,T,C), key_padding (B,T) int32 or undefined.
+  Var forward(const Var& x, const Tensor& key_padding, uint64_t dropout_seed);
+  // Cross-attention: q from x (B,T,C), k and v from memory (B,S,C); key_padding (B,S) int32 or
+  // undefined -> (B,T,C). Throws when built causal.
+  Var forward(const Var& x, const Var& memory, const Tensor& key_padding, uint64_t dropout_seed);
 
  private:
-  // q (B,H,T,D), k, v (B,K,T,D) -> (B,H,T,D)
-  Var attend(const Var& q, const Var& k, const Var& v) const;
+  // The shared body: q from x, k and v from kv_source (x itself for self-attention).
+  Var run(const Var& x, const Var& kv_source, const Tensor* key_padding, bool cross, uint64_t dropout_seed);
+  // q (B,H,Tq,D), k, v (B,K,Tk,D) -> (B,H,Tq,D); key_padding null: the decoder-only path
+  // (causal_softmax / softmax), else masked_softmax with *key_padding (possibly undefined).
+  Var attend(const Var& q, const Var& k, const Var& v, const Tensor* key_padding) const;
 
   int64_t heads_, kv_heads_, head_dim_, window_;
   bool causal_, rope_;

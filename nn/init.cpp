@@ -20,6 +20,8 @@ bool is_ffn_matrix(const std::string& name, const std::string& w) {
   return ends_with(name, "ffn." + w + ".weight") ||
          (name.find(".ffn.experts.") != std::string::npos && ends_with(name, "." + w + ".weight"));
 }
+// A token embedding table: tok_emb, or an encoder_decoder model's untied source table src_emb.
+bool is_token_embedding(const std::string& name) { return name == "tok_emb.weight" || name == "src_emb.weight"; }
 bool is_residual_output(const std::string& name) {
   return ends_with(name, "attn.o.weight") || is_ffn_matrix(name, "w2");
 }
@@ -79,7 +81,7 @@ void initialize_parameters(Module& model, const ModelConfig& config) {
              shape_str(value.shape()));
     double std = 0.0;
     const bool xavier = config.init == InitScheme::Xavier;
-    if (xavier && name == "tok_emb.weight" && embedding_multiplier(config) != 1.0) {
+    if (xavier && is_token_embedding(name) && embedding_multiplier(config) != 1.0) {
       std = 1.0 / std::sqrt(static_cast<double>(config.d_model));
     } else if (xavier) {
       const double fan_out = static_cast<double>(value.size(0)), fan_in = static_cast<double>(value.size(1));
@@ -91,7 +93,7 @@ void initialize_parameters(Module& model, const ModelConfig& config) {
     }
     if (deepnorm && is_deepnorm_scaled(name)) std *= deepnorm_beta(config.n_layers);
     value.copy_(Tensor::randn(value.shape(), gen, 0.0, std, value.dtype()));
-    if (name == "tok_emb.weight" && config.padding_idx >= 0) zero_row(value, config.padding_idx);
+    if (is_token_embedding(name) && config.padding_idx >= 0) zero_row(value, config.padding_idx);
   }
 }
 

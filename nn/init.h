@@ -6,11 +6,12 @@
 //   normal:   every matrix ~ N(0, 0.02^2) (Hugging Face's _init_weights with initializer_range 0.02:
 //             GPT-1, Llama, Mistral, Gemma)
 //   all:      biases 0; norm gains 1 (rmsnorm_unit_offset: stored 0, acting as 1)
+//   (the token tables: tok_emb.weight and an encoder_decoder model's untied src_emb.weight)
 //   embedding_scale "sqrt_d" with xavier: tok_emb.weight ~ N(0, 1 / d_model) (fairseq's pairing with
 //             the sqrt(d_model) multiplier; gpt2 keeps 0.02, as Hugging Face's Gemma)
-//   padding_idx >= 0: that row of tok_emb.weight is 0 (as torch's nn.Embedding(padding_idx=...))
+//   padding_idx >= 0: that row of tok_emb.weight (src_emb.weight) is 0 (as torch's nn.Embedding(padding_idx=...))
 //   deepnorm placement, after the above: ffn.w1/w2/w3 (and the experts'), attn.v and attn.o weights times
-//             beta = (8L)^(-1/4)
+//             beta = (8L)^(-1/4) (decoder-only; an encoder_decoder model rejects deepnorm)
 #pragma once
 #include <string>
 #include <vector>

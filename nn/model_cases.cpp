@@ -1,5 +1,6 @@
 #include "nn/model_cases.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "core/ops.h"
@@ -22,8 +23,23 @@ ModelConfig tiny_model_config(NormPlacement placement) {
   return c;
 }
 
+namespace {
+// The sources of an encoder_decoder batch: B x S ids, the second one right-padded by two (id 1).
+void add_sources(TinyBatch& batch, int64_t B, int64_t S, Generator& gen, const ModelConfig& config) {
+  std::vector<int32_t> sources(B * S), padding(B * S, 0);
+  for (auto& v : sources) v = static_cast<int32_t>(gen.below(config.vocab_size));
+  for (int64_t s = std::max<int64_t>(S - 2, 1); s < S; ++s) {
+    padding[S + s] = 1;
+    sources[S + s] = 1;
+  }
+  batch.sources = Tensor::from_ints(sources, {B, S});
+  batch.source_padding = Tensor::from_ints(padding, {B, S});
+}
+}  // namespace
+
 TinyBatch tiny_batch(const ModelConfig& config) {
-  const int64_t B = 2, T = config.context_length;
+  const bool seq2seq = config.arch == ModelArch::EncoderDecoder;
+  const int64_t B = 2, T = seq2seq && config.context_length >= 2 ? config.context_length - 1 : config.context_length;
   Generator gen(0xba7c4ull);
   std::vector<int32_t> ids(B * T), targets(B * T);
   for (auto& v : ids) v = static_cast<int32_t>(gen.below(config.vocab_size));
@@ -32,13 +48,15 @@ TinyBatch tiny_batch(const ModelConfig& config) {
   if (config.arch == ModelArch::Encoder)
     for (size_t i = 0; i < targets.size(); ++i)
       if (i % 3 != 0) targets[i] = -1;
-  return {Tensor::from_ints(ids, {B, T}), Tensor::from_ints(targets, {B, T})};
+  TinyBatch batch{Tensor::from_ints(ids, {B, T}), Tensor::from_ints(targets, {B, T}), Tensor(), Tensor()};
+  if (seq2seq) add_sources(batch, B, config.context_length, gen, config);
+  return batch;
 }
 
 OpCase make_model_case(std::string name, std::string description, const ModelConfig& config) {
   NL_CHECK(config.dtype == ParamDType::Float64, "model_cases", "the model must be float64, got {}", config.dtype);
   const TinyBatch batch = tiny_batch(config);
-  const Tensor ids_t = batch.ids, targets_t = batch.targets;
+  const Tensor ids_t = batch.ids, targets_t = batch.targets, sources = batch.sources, padding = batch.source_padding;
 
   auto model = std::make_shared<TransformerLM>(config);
   OpCase c;
@@ -61,9 +79,9 @@ OpCase make_model_case(std::string name, std::string description, const ModelCon
     }
     return inputs;
   };
-  c.fn = [model, ids_t, targets_t](const std::vector<Var>& params) {
+  c.fn = [model, ids_t, targets_t, sources, padding](const std::vector<Var>& params) {
     model->replace_parameters(params);
-    return model->training_loss(ids_t, targets_t);
+    return model->training_loss(ids_t, targets_t, sources, padding);
   };
   c.options.step = 1e-5;
   c.options.tolerance = 1e-6;  // measured worst: ~2e-8 (post, pre)

@@ -14,15 +14,18 @@ namespace normlab {
 // float64, no dropout; the batch is B 2 x T 5 of fixed random ids and targets.
 ModelConfig tiny_model_config(NormPlacement placement);
 
-// A case for `config` (must be float64). make_inputs returns the model's initial parameters with
+// A case for `config` (must be float64; any arch, encoder_decoder with tiny_batch's sources). make_inputs returns the model's initial parameters with
 // norm gains and biases moved off their init values (1 + 0.1 N(0,1), 0.1 N(0,1)), so no term of
 // the derivative is hidden by an exact 1 or 0; the seed is added to config.seed.
 OpCase make_model_case(std::string name, std::string description, const ModelConfig& config);
 
 // The fixed batch of a case: B 2 x T = context_length random ids and targets (an encoder's: -1 at
-// all but every third position, as masked-LM targets).
+// all but every third position, as masked-LM targets). arch "encoder_decoder": also sources
+// B 2 x S = context_length with the second one's last two tokens padded (source_padding 1 there,
+// the token id 1), and the decoder side one shorter, T = context_length - 1 (when >= 2), so S != T.
 struct TinyBatch {
   Tensor ids, targets;
+  Tensor sources, source_padding;  // encoder_decoder only (undefined otherwise)
 };
 TinyBatch tiny_batch(const ModelConfig& config);
 

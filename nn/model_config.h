@@ -35,7 +35,9 @@ enum class ParamDType { Float32, Float64 };
 // Decoder: causal self-attention, trained on the next token (GPT). Encoder: bidirectional
 // self-attention (every query sees every key), trained as a masked language model (BERT: the
 // trainer wraps the data in data/masked_lm.cpp; the head predicts the original token at the masked
-// positions). EncoderDecoder: named so that configs can say it; not built yet (issue 37).
+// positions). EncoderDecoder: fairseq's Transformer (Xiong et al. 2020's translation model), an
+// encoder over the source and a decoder with cross-attention over the target (nn/transformer.h,
+// nn/seq2seq_layer.h); its forward and losses take the sources.
 enum class ModelArch { Decoder, Encoder, EncoderDecoder };
 
 template <> struct EnumNames<NormType> {
@@ -137,7 +139,7 @@ struct ModelConfig {
 };
 
 // Whether self-attention is causal: a decoder's is, an encoder's sees every position (with the
-// same 1 / sqrt(D) scale).
+// same 1 / sqrt(D) scale). encoder_decoder: its decoder stack's (the encoder stack's is not).
 inline bool is_causal(const ModelConfig& config) { return config.arch != ModelArch::Encoder; }
 
 }  // namespace normlab

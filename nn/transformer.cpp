@@ -1,7 +1,8 @@
 // TransformerLM: tok_emb [x sqrt(d)] + positions (learned pos_emb or the fixed sinusoidal table) -> blocks.0 .. blocks.{L-1} -> [final_norm] -> head.
 // Parameter names: tok_emb.weight (V,C), pos_emb.weight (context_length, C) (learned positions only),
 // blocks.N.<block's names, see nn/block.h>, final_norm.* (pre, sandwich), lm_head.weight (V,C)
-// when the head is not tied to tok_emb.
+// when the head is not tied to tok_emb. arch "encoder_decoder": the names of nn/transformer.h, the
+// stacks' layers in nn/seq2seq_layer.h.
 #include "nn/transformer.h"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "nn/init.h"
 #include "nn/layers.h"
 #include "nn/norms.h"
+#include "nn/seq2seq_layer.h"
 
 namespace normlab {
 
@@ -34,8 +36,25 @@ class BlockList : public Module {
   std::vector<std::shared_ptr<Block>> blocks_;
 };
 
+// "encoder" or "decoder" of an encoder_decoder model: children "0", "1", ...
+class Seq2SeqStack : public Module {
+ public:
+  Seq2SeqStack(const ModelConfig& config, bool decoder) {
+    for (int64_t l = 0; l < config.n_layers; ++l)
+      layers_.push_back(register_module(std::to_string(l), std::make_shared<Seq2SeqLayer>(config, l, decoder)));
+  }
+  const std::vector<std::shared_ptr<Seq2SeqLayer>>& layers() const { return layers_; }
+
+ private:
+  std::vector<std::shared_ptr<Seq2SeqLayer>> layers_;
+};
+
 void validate(const ModelConfig& c) {
-  NL_CHECK(c.arch != ModelArch::EncoderDecoder, "model", "arch 'encoder_decoder' is not built yet");
+  if (c.arch == ModelArch::EncoderDecoder) {
+    check_seq2seq_placement(c.norm_placement);
+    NL_CHECK(c.sliding_window == 0, "model", "arch 'encoder_decoder' does not support sliding_window (got {})",
+             c.sliding_window);
+  }
   NL_CHECK(c.vocab_size > 0, "model", "vocab_size must be > 0, got {}", c.vocab_size);
   NL_CHECK(c.vocab_size <= std::numeric_limits<int32_t>::max(), "model",
            "vocab_size must be <= 2^31 - 1 (token ids are int32), got {}", c.vocab_size);
@@ -99,10 +118,34 @@ Tensor sinusoidal_positions(int64_t t, int64_t c, DType dtype) {
 
 struct TransformerLM::Impl {
   std::shared_ptr<Embedding> tok_emb, pos_emb;  // pos_emb: learned positions only
-  std::shared_ptr<BlockList> blocks;
+  std::shared_ptr<BlockList> blocks;            // decoder, encoder archs
   std::shared_ptr<Norm> final_norm;  // null for post, none, deepnorm
   std::shared_ptr<Linear> lm_head;   // null when tied
+  // encoder_decoder: src_emb null when tied (the source uses tok_emb), src_pos_emb learned only
+  std::shared_ptr<Embedding> src_emb, src_pos_emb;
+  std::shared_ptr<Seq2SeqStack> encoder, decoder;
+  std::shared_ptr<Norm> encoder_norm, decoder_norm;  // pre, sandwich
 };
+
+// The encoder_decoder model's modules after tok_emb, registered in the order of the names in
+// nn/transformer.h.
+void TransformerLM::build_encoder_decoder() {
+  Impl& m = *impl_;
+  const ModelConfig& config = config_;
+  const DType dtype = parameter_dtype(config);
+  const auto reg = [this](const std::string& name, auto module) { return register_module(name, module); };
+  if (!config.tie_embeddings)
+    m.src_emb = reg("src_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype, config.padding_idx));
+  if (config.position_embedding == PositionEmbedding::Learned) {
+    m.src_pos_emb = reg("src_pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
+    m.pos_emb = reg("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
+  }
+  const bool final_norms = placement_has_final_norm(config.norm_placement);
+  m.encoder = reg("encoder", std::make_shared<Seq2SeqStack>(config, false));
+  if (final_norms) m.encoder_norm = reg("encoder_norm", std::make_shared<Norm>(config, config.d_model));
+  m.decoder = reg("decoder", std::make_shared<Seq2SeqStack>(config, true));
+  if (final_norms) m.decoder_norm = reg("decoder_norm", std::make_shared<Norm>(config, config.d_model));
+}
 
 TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared<Impl>()), config_(config) {
   validate(config);
@@ -110,13 +153,17 @@ TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared
   Impl& m = *impl_;
   m.tok_emb = register_module(
       "tok_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype, config.padding_idx));
-  if (config.position_embedding == PositionEmbedding::Learned)
-    m.pos_emb =
-        register_module("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
-  m.blocks = register_module("blocks", std::make_shared<BlockList>());
-  for (int64_t l = 0; l < config.n_layers; ++l) m.blocks->append(make_block(config, l));
-  if (placement_has_final_norm(config.norm_placement))
-    m.final_norm = register_module("final_norm", std::make_shared<Norm>(config, config.d_model));
+  if (config.arch == ModelArch::EncoderDecoder) {
+    build_encoder_decoder();
+  } else {
+    if (config.position_embedding == PositionEmbedding::Learned)
+      m.pos_emb =
+          register_module("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
+    m.blocks = register_module("blocks", std::make_shared<BlockList>());
+    for (int64_t l = 0; l < config.n_layers; ++l) m.blocks->append(make_block(config, l));
+    if (placement_has_final_norm(config.norm_placement))
+      m.final_norm = register_module("final_norm", std::make_shared<Norm>(config, config.d_model));
+  }
   if (!config.tie_embeddings)
     m.lm_head = register_module(
         "lm_head", std::make_shared<Linear>(config.d_model, config.vocab_size, false, dtype));
@@ -125,27 +172,48 @@ TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared
   name_scopes("");
 }
 
-Var TransformerLM::forward(const Tensor& ids) {
-  NL_CHECK(ids.defined() && ids.dim() == 2 && ids.dtype() == DType::I32, "model",
-           "ids must be int32 (B, T), got {}", ids.defined() ? ids.describe() : std::string("undefined"));
+namespace {
+// ids int32 (B, T) with 1 <= T <= context_length (sources: (B, S)); `what` names them in the error.
+void check_ids(const Tensor& ids, const char* what, int64_t context_length) {
+  const bool sources = std::string(what) == "sources";
+  NL_CHECK(ids.defined() && ids.dim() == 2 && ids.dtype() == DType::I32, "model", "{} must be int32 (B, {}), got {}",
+           what, sources ? "S" : "T", ids.defined() ? ids.describe() : std::string("undefined"));
   const int64_t t = ids.size(1);
-  NL_CHECK(t >= 1 && t <= config_.context_length, "model",
-           "sequence length T = {} must be in [1, context_length = {}]", t, config_.context_length);
-  const Impl& m = *impl_;
-  const Var tok_weight = m.tok_emb->weight();
-  Var tokens = m.tok_emb->forward(ids.to(tok_weight.value().device()));  // (B,T,C)
+  NL_CHECK(t >= 1 && t <= context_length, "model", "{} length {} = {} must be in [1, context_length = {}]",
+           sources ? "source" : "sequence", sources ? "S" : "T", t, context_length);
+}
+}  // namespace
+
+Var TransformerLM::embed(const Tensor& ids, const Embedding& table, const Embedding* positions, uint64_t site) {
+  const int64_t t = ids.size(1);
+  const Device device = table.weight().value().device();
+  Var tokens = table.forward(ids.to(device));  // (B,T,C)
   if (const double multiplier = embedding_multiplier(config_); multiplier != 1.0) tokens = scale(tokens, multiplier);
   Var x = tokens;
-  if (m.pos_emb) {
-    std::vector<int32_t> positions(static_cast<size_t>(t));
-    std::iota(positions.begin(), positions.end(), 0);
-    const Tensor pos_ids = Tensor::from_ints(positions, {t}).to(tok_weight.value().device());
-    x = add(tokens, m.pos_emb->forward(pos_ids));  // (B,T,C)
+  if (positions) {
+    std::vector<int32_t> position_ids(static_cast<size_t>(t));
+    std::iota(position_ids.begin(), position_ids.end(), 0);
+    const Tensor pos_ids = Tensor::from_ints(position_ids, {t}).to(device);
+    x = add(tokens, positions->forward(pos_ids));  // (B,T,C)
   } else if (config_.position_embedding == PositionEmbedding::Sinusoidal) {
-    const Tensor table = sinusoidal_positions(t, config_.d_model, tokens.value().dtype());  // (T,C)
-    x = add(tokens, constant(table.to(tokens.value().device())));  // (B,T,C) + (T,C)
+    const Tensor table_t = sinusoidal_positions(t, config_.d_model, tokens.value().dtype());  // (T,C)
+    x = add(tokens, constant(table_t.to(tokens.value().device())));  // (B,T,C) + (T,C)
   }
-  x = dropout(x, config_.dropout, dropout_site_seed(dropout_seed_, 0), is_training());
+  return dropout(x, config_.dropout, dropout_site_seed(dropout_seed_, site), is_training());
+}
+
+Var TransformerLM::logits_of(const Var& x) {
+  if (impl_->lm_head) return impl_->lm_head->forward(x);  // (B,T,V)
+  return matmul(x, autocast(impl_->tok_emb->weight()), false, true);  // x E^T: (B,T,C) x (V,C)^T -> (B,T,V)
+}
+
+Var TransformerLM::forward(const Tensor& ids) {
+  NL_CHECK(config_.arch != ModelArch::EncoderDecoder, "model",
+           "arch 'encoder_decoder' needs sources: call forward/loss/training_loss(ids, [targets,] sources, "
+           "source_padding)");
+  check_ids(ids, "ids", config_.context_length);
+  const Impl& m = *impl_;
+  Var x = embed(ids, *m.tok_emb, m.pos_emb.get(), 0);
   residual_rms_.clear();
   for (const auto& block : m.blocks->blocks()) {
     if (record_residual_rms_) residual_rms_.push_back(rms(x));
@@ -157,8 +225,71 @@ Var TransformerLM::forward(const Tensor& ids) {
     const ScopeGuard in_final_norm(m.final_norm->scope());
     x = m.final_norm->forward(x);
   }
-  if (m.lm_head) return m.lm_head->forward(x);   // (B,T,V)
-  return matmul(x, autocast(tok_weight), false, true);  // x E^T: (B,T,C) x (V,C)^T -> (B,T,V)
+  return logits_of(x);
+}
+
+// ---- encoder_decoder ----
+
+Var TransformerLM::encode(const Tensor& sources, const Tensor& source_padding) {
+  NL_CHECK(config_.arch == ModelArch::EncoderDecoder, "model", "encode needs arch 'encoder_decoder', got '{}'",
+           config_.arch);
+  check_ids(sources, "sources", config_.context_length);
+  NL_CHECK(!source_padding.defined() ||
+               (source_padding.dtype() == DType::I32 && source_padding.shape() == sources.shape()),
+           "model", "source_padding must be undefined or int32 with the shape of sources {}, got {}",
+           shape_str(sources.shape()), source_padding.describe());
+  const Impl& m = *impl_;
+  Var x = embed(sources, m.src_emb ? *m.src_emb : *m.tok_emb, m.src_pos_emb.get(),
+                seq2seq_source_embedding_site(config_.n_layers));  // (B,S,C)
+  for (const auto& layer : m.encoder->layers()) {
+    const ScopeGuard in_layer(layer->scope());
+    x = layer->forward(x, source_padding, dropout_seed_);
+  }
+  if (m.encoder_norm) {
+    const ScopeGuard in_norm(m.encoder_norm->scope());
+    x = m.encoder_norm->forward(x);
+  }
+  return x;
+}
+
+Var TransformerLM::decode(const Tensor& ids, const Var& memory, const Tensor& source_padding) {
+  NL_CHECK(config_.arch == ModelArch::EncoderDecoder, "model", "decode needs arch 'encoder_decoder', got '{}'",
+           config_.arch);
+  check_ids(ids, "ids", config_.context_length);
+  NL_CHECK(memory.dim() == 3 && memory.size(0) == ids.size(0) && memory.size(2) == config_.d_model, "model",
+           "memory must be (B = {}, S, C = {}), got {}", ids.size(0), config_.d_model, shape_str(memory.shape()));
+  const Shape padding_shape = {memory.size(0), memory.size(1)};
+  NL_CHECK(!source_padding.defined() || source_padding.shape() == padding_shape, "model",
+           "source_padding must be undefined or (B, S) = ({}, {}), got {}", memory.size(0), memory.size(1),
+           source_padding.describe());
+  const Impl& m = *impl_;
+  Var x = embed(ids, *m.tok_emb, m.pos_emb.get(), 0);  // (B,T,C)
+  residual_rms_.clear();
+  for (const auto& layer : m.decoder->layers()) {
+    if (record_residual_rms_) residual_rms_.push_back(rms(x));
+    const ScopeGuard in_layer(layer->scope());
+    x = layer->forward(x, memory, source_padding, dropout_seed_);
+  }
+  if (record_residual_rms_) residual_rms_.push_back(rms(x));
+  if (m.decoder_norm) {
+    const ScopeGuard in_norm(m.decoder_norm->scope());
+    x = m.decoder_norm->forward(x);
+  }
+  return logits_of(x);  // (B,T,V)
+}
+
+Var TransformerLM::forward(const Tensor& ids, const Tensor& sources, const Tensor& source_padding) {
+  if (config_.arch != ModelArch::EncoderDecoder) {
+    NL_CHECK(!sources.defined() && !source_padding.defined(), "model",
+             "arch '{}' takes no sources (only 'encoder_decoder' does)", config_.arch);
+    return forward(ids);
+  }
+  NL_CHECK(sources.defined(), "model", "arch 'encoder_decoder' needs sources (B, S), got an undefined tensor");
+  check_ids(ids, "ids", config_.context_length);
+  check_ids(sources, "sources", config_.context_length);
+  NL_CHECK(sources.size(0) == ids.size(0), "model", "sources {} and ids {} must have the same batch size",
+           shape_str(sources.shape()), shape_str(ids.shape()));
+  return decode(ids, encode(sources, source_padding), source_padding);
 }
 
 static void check_targets(const Tensor& ids, const Tensor& targets) {
@@ -172,9 +303,22 @@ Var TransformerLM::loss(const Tensor& ids, const Tensor& targets) {
   return cross_entropy(in_float32(forward(ids)), targets, -1);  // the loss in float32 under autocast
 }
 
-Var TransformerLM::training_loss(const Tensor& ids, const Tensor& targets) {
+Var TransformerLM::loss(const Tensor& ids, const Tensor& targets, const Tensor& sources,
+                        const Tensor& source_padding) {
   check_targets(ids, targets);
-  const Var logits = in_float32(forward(ids));  // (B,T,V), float32 under autocast
+  return cross_entropy(in_float32(forward(ids, sources, source_padding)), targets, -1);
+}
+
+Var TransformerLM::training_loss(const Tensor& ids, const Tensor& targets) {
+  NL_CHECK(config_.arch != ModelArch::EncoderDecoder, "model",
+           "arch 'encoder_decoder' needs sources: call training_loss(ids, targets, sources, source_padding)");
+  return training_loss(ids, targets, Tensor(), Tensor());
+}
+
+Var TransformerLM::training_loss(const Tensor& ids, const Tensor& targets, const Tensor& sources,
+                                 const Tensor& source_padding) {
+  check_targets(ids, targets);
+  const Var logits = in_float32(forward(ids, sources, source_padding));  // (B,T,V), float32 under autocast
   Var total = cross_entropy(logits, targets, -1);
   if (config_.ffn_type == FfnType::Moe && config_.router_aux_loss_coef > 0.0)
     total = add(total, scale(router_aux_loss(), config_.router_aux_loss_coef));
@@ -200,9 +344,15 @@ Var z_loss(const Var& logits, const Tensor& targets, int32_t ignore_index) {
 }
 
 std::vector<Routing> TransformerLM::routings() const {
+  std::vector<std::shared_ptr<FeedForwardLayer>> ffns;
+  if (impl_->blocks)
+    for (const auto& block : impl_->blocks->blocks()) ffns.push_back(block->ffn());
+  for (const auto& stack : {impl_->encoder, impl_->decoder})
+    if (stack)
+      for (const auto& layer : stack->layers()) ffns.push_back(layer->ffn());
   std::vector<Routing> out;
-  for (const auto& block : impl_->blocks->blocks())
-    if (const auto moe = std::dynamic_pointer_cast<MoeFeedForward>(block->ffn());
+  for (const auto& ffn : ffns)
+    if (const auto moe = std::dynamic_pointer_cast<MoeFeedForward>(ffn);
         moe && moe->last_routing().probs.defined())
       out.push_back(moe->last_routing());
   return out;

@@ -7,6 +7,16 @@
 //   sandwich: x = x + Norm(Attn(Norm(x)));  x = x + Norm(FFN(Norm(x)));  final Norm
 //   deepnorm: x = Norm(alpha x + Attn(x)); x = Norm(alpha x + FFN(x)), alpha = (2L)^(1/4), and the
 //             FFN, value and output projections initialised scaled by beta = (8L)^(-1/4)
+// model.arch "encoder_decoder": fairseq's Transformer (Xiong et al. 2020's translation model), an
+// encoder stack over the source and a decoder stack over the target, each of n_layers layers in the
+// placement above (post, pre, none, sandwich; nn/seq2seq_layer.h has the layers):
+//   memory = encode(sources) = [encoder_norm](EncoderLayers(src_emb(sources) [x sqrt(d)] + positions))
+//   logits = decode(ids, memory) = head([decoder_norm](DecoderLayers(tok_emb(ids) [x sqrt(d)] + positions, memory)))
+// with tie_embeddings (fairseq's share_all_embeddings) one table tok_emb for the source, the target
+// and the head; untied, src_emb, tok_emb and lm_head. Positions as the decoder's, applied to both
+// stacks (learned: separate tables src_pos_emb and pos_emb). Parameter names: tok_emb.weight,
+// [src_emb.weight], [src_pos_emb.weight, pos_emb.weight], encoder.N.*, [encoder_norm.*],
+// decoder.N.*, [decoder_norm.*], [lm_head.weight].
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -19,11 +29,14 @@
 
 namespace normlab {
 
+class Embedding;
+
 class TransformerLM : public Module {
  public:
   explicit TransformerLM(const ModelConfig& config);
 
-  // ids (B, T) int32 -> logits (B, T, vocab). T <= context_length.
+  // ids (B, T) int32 -> logits (B, T, vocab). T <= context_length. Throws for arch
+  // "encoder_decoder", which needs the sources (the overloads below).
   Var forward(const Tensor& ids);
   // Mean cross-entropy of forward(ids) against targets (B, T) int32 (ignore_index -1 excluded).
   Var loss(const Tensor& ids, const Tensor& targets);
@@ -31,6 +44,21 @@ class TransformerLM : public Module {
   // when ffn_type is "moe" and that coefficient is > 0 (Hugging Face's Mixtral loss with
   // output_router_logits), plus z_loss_coef * z_loss(logits, targets) when that is > 0. One forward.
   Var training_loss(const Tensor& ids, const Tensor& targets);
+
+  // ---- arch "encoder_decoder" (the sequence-to-sequence model) ----
+  // ids (B,T) int32 the decoder input (BOS then the target tokens), sources (B,S) int32 the source
+  // tokens (right-padded), source_padding (B,S) int32 with 1 = pad, 0 = token, or an undefined Tensor
+  // (no padding); S may differ from T, both <= context_length -> logits (B,T,V). Padded sources are
+  // hidden from every attention (the encoder's and the decoder's cross-attention). For the other
+  // archs, sources must be undefined (then these are the one-input calls).
+  Var forward(const Tensor& ids, const Tensor& sources, const Tensor& source_padding);
+  Var loss(const Tensor& ids, const Tensor& targets, const Tensor& sources, const Tensor& source_padding);
+  Var training_loss(const Tensor& ids, const Tensor& targets, const Tensor& sources, const Tensor& source_padding);
+  // The two halves of forward, so that a search can encode once and decode each prefix:
+  // sources (B,S) -> memory (B,S,C); ids (B,T), memory (B,S,C), source_padding (B,S) -> logits (B,T,V).
+  Var encode(const Tensor& sources, const Tensor& source_padding);
+  Var decode(const Tensor& ids, const Var& memory, const Tensor& source_padding);
+
   // Each block's routing in the last forward (ffn_type "moe"; empty otherwise or before a forward).
   std::vector<Routing> routings() const;
   // The load-balancing loss (nn/moe.h) of the last forward's routings, all layers pooled, unscaled.
@@ -40,7 +68,7 @@ class TransformerLM : public Module {
   const ModelConfig& config() const { return config_; }
   // RMS of the residual stream entering each block during the last forward (n_layers values),
   // plus the stream leaving the last block as the final entry (n_layers + 1 in all); empty when
-  // the last forward did not record it.
+  // the last forward did not record it. encoder_decoder: the decoder stack's stream.
   const std::vector<double>& residual_rms() const { return residual_rms_; }
   // Whether forward records residual_rms(). Off by default: the probe reads one number back from
   // the device per layer, so the trainer turns it on only for the steps whose gradients it logs.
@@ -50,6 +78,11 @@ class TransformerLM : public Module {
 
  private:
   struct Impl;
+  // tokens (B,T) through `table` [x sqrt(d)] + positions (learned table `positions` or the
+  // config's fixed ones), then dropout at `site` -> (B,T,C)
+  Var embed(const Tensor& ids, const Embedding& table, const Embedding* positions, uint64_t site);
+  Var logits_of(const Var& x);  // the head: (B,T,C) -> (B,T,V)
+  void build_encoder_decoder();  // the encoder_decoder modules after tok_emb
   std::shared_ptr<Impl> impl_;
   ModelConfig config_;
   std::vector<double> residual_rms_;

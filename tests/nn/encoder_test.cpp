@@ -98,15 +98,5 @@ TEST(Encoder, LossAtOnePositionReachesEveryPosition) {
   }
 }
 
-TEST(Encoder, EncoderDecoderIsNotBuiltYet) {
-  try {
-    TransformerLM model(with_arch(small_config("pre"), ModelArch::EncoderDecoder));
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("[model] arch 'encoder_decoder' is not built yet"), std::string::npos)
-        << e.what();
-  }
-}
-
 }  // namespace
 }  // namespace normlab

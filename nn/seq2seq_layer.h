@@ -1,0 +1,65 @@
+// The layers of model.arch "encoder_decoder" (fairseq's Transformer, the model of Xiong et al.
+// 2020): an encoder layer is bidirectional self-attention with the source padding mask, then the
+// FFN; a decoder layer is causal self-attention, then cross-attention (queries from the decoder
+// stream, keys and values from the encoder's output, the source padding mask), then the FFN. Each
+// sub-layer f sits in the config's norm placement, as the decoder-only blocks (nn/block.h):
+//   post:     x = Norm_i(x + f(x))          (no final norm; fairseq's normalize_before false)
+//   pre:      x = x + f(Norm_i(x))          (final norm on each stack: encoder_norm, decoder_norm)
+//   none:     x = x + f(x)
+//   sandwich: x = x + PostNorm_i(f(Norm_i(x)))   (final norms as pre)
+// deepnorm and admin throw: their shortcut scale and init for an encoder-decoder (DeepNet's
+// encoder/decoder alpha and beta) are not the decoder-only ones.
+// Children, registered in this order:
+//   encoder.N: "norm1" (self-attention), "norm2" (FFN), ["post_norm1", "post_norm2"], "attn", "ffn"
+//   decoder.N: "norm1" (self-attention), "norm2" (cross-attention), "norm3" (FFN),
+//              ["post_norm1", "post_norm2", "post_norm3"], "attn", "cross_attn", "ffn"
+// Dropout sites (nn/layers.h's dropout_site_seed), distinct from each other and, for the decoder,
+// the decoder-only model's: decoder embedding 0, decoder layer l's self-attention 1 + 2l and FFN
+// 2 + 2l; then, with L layers per stack, decoder layer l's cross-attention 2L + 1 + l, the encoder
+// embedding 3L + 1, encoder layer l's attention 3L + 2 + 2l and FFN 3L + 3 + 2l.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "nn/attention.h"
+#include "nn/ffn.h"
+#include "nn/model_config.h"
+#include "nn/module.h"
+#include "nn/norms.h"
+
+namespace normlab {
+
+// Throws "[model] arch 'encoder_decoder' does not support norm_placement '<name>' ..." for a
+// placement the layers below do not build.
+void check_seq2seq_placement(NormPlacement placement);
+
+// The dropout sites above, for layer l of n_layers.
+uint64_t seq2seq_cross_site(int64_t n_layers, int64_t l);
+uint64_t seq2seq_source_embedding_site(int64_t n_layers);
+
+class Seq2SeqLayer : public Module {
+ public:
+  // decoder: the decoder layer (three sub-layers), else the encoder layer (two).
+  Seq2SeqLayer(const ModelConfig& config, int64_t layer, bool decoder);
+  // Encoder layer: x (B,S,C), padding (B,S) int32 (1 = pad) or undefined -> (B,S,C).
+  Var forward(const Var& x, const Tensor& padding, uint64_t dropout_seed);
+  // Decoder layer: x (B,T,C), memory (B,S,C) the encoder's output, memory_padding (B,S) or
+  // undefined -> (B,T,C).
+  Var forward(const Var& x, const Var& memory, const Tensor& memory_padding, uint64_t dropout_seed);
+  const std::shared_ptr<FeedForwardLayer>& ffn() const { return ffn_; }
+
+ private:
+  // Sub-layer i (0-based: its norms norms_[i], post_norms_[i]) applied to x under the placement.
+  Var sublayer(const Var& x, size_t i, const std::function<Var(const Var&)>& f);
+
+  ModelConfig config_;
+  int64_t layer_;
+  bool decoder_;
+  std::vector<std::shared_ptr<Norm>> norms_, post_norms_;  // empty for none; post_norms_ sandwich only
+  std::shared_ptr<CausalSelfAttention> attn_, cross_attn_;  // cross_attn_: decoder only
+  std::shared_ptr<FeedForwardLayer> ffn_;
+};
+
+}  // namespace normlab
