@@ -113,17 +113,26 @@ void add_schedule_keys(std::vector<KeySpec>& t) {
 void add_data_keys(std::vector<KeySpec>& t) {
   Section<DataConfig>{t, "data", &RunConfig::data}
       .key("source", &DataConfig::source, not_empty(),
-           "training text: \"default\" (the built-in corpus), \"copy\" (the synthetic copy task) or a UTF-8 file path")
+           "training text: \"default\" (the built-in corpus), \"copy\" (the synthetic copy task) or a UTF-8 file path; "
+           "sequence-to-sequence pairs: \"pairs:PATH\" (a TSV file: a source, a tab and a target per line) or the synthetic "
+           "\"seq2seq_copy\", \"seq2seq_reverse\", \"seq2seq_translate\"")
       .key("tokenizer", &DataConfig::tokenizer, one_of({"char", "byte"}),
            "char: one token per character of the training text; byte: 256 byte tokens")
-      .key("val_fraction", &DataConfig::val_fraction, in_zero_one(true), "fraction of the text held out for validation")
+      .key("val_fraction", &DataConfig::val_fraction, in_zero_one(true),
+           "fraction of the text held out for validation (pairs: the last lines; seq2seq_* tasks: the sources a "
+           "fixed hash puts below it)")
       .key("mask_prob", &DataConfig::mask_prob, in_zero_one(true),
            "model.arch = \"encoder\" only: fraction of each sequence's positions to predict (at least one); "
            "their inputs become [MASK] 80%, a random token 10%, unchanged 10%")
       .default_reads_as_absent()
-      .key("copy_length", &DataConfig::copy_length, IntRange{1}, "copy task: random tokens to copy, per sequence")
+      .key("copy_length", &DataConfig::copy_length, IntRange{1},
+           "copy task: random tokens to copy, per sequence; seq2seq_* tasks: the longest source, in words")
       .key("copy_vocab", &DataConfig::copy_vocab, IntRange{2, std::numeric_limits<int32_t>::max()},  // int32 ids
-           "copy task: vocabulary the random tokens are drawn from");
+           "copy task: vocabulary the random tokens are drawn from; seq2seq_* tasks: the words (PAD, BOS and EOS "
+           "come after them)")
+      .key("seq2seq_min_length", &DataConfig::seq2seq_min_length, IntRange{1},
+           "seq2seq_* tasks: the shortest source, in words; lengths are uniform in [seq2seq_min_length, copy_length]")
+      .default_reads_as_absent();
 }
 
 void add_train_keys(std::vector<KeySpec>& t) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,10 @@
 namespace normlab {
 
 struct DataConfig {
-  std::string source = "default";  // "default" (built-in corpus) | "copy" (synthetic) | a UTF-8 file path
+  // "default" (built-in corpus) | "copy" (synthetic) | a UTF-8 file path | sequence-to-sequence
+  // (data/seq2seq.h): "pairs:PATH" (a TSV file of source<TAB>target lines) | "seq2seq_copy" |
+  // "seq2seq_reverse" | "seq2seq_translate" (synthetic)
+  std::string source = "default";
   std::string tokenizer = "char";  // "char" (vocab from the training text) | "byte" (256)
   double val_fraction = 0.1;
   // model.arch "encoder": the fraction of each sequence's positions a masked-LM batch predicts
@@ -22,6 +26,9 @@ struct DataConfig {
   // tokens again; loss only on the copied half.
   int64_t copy_length = 16;
   int64_t copy_vocab = 64;
+  // synthetic sequence-to-sequence tasks (seq2seq_*): source lengths are uniform in
+  // [seq2seq_min_length, copy_length] over copy_vocab ordinary words.
+  int64_t seq2seq_min_length = 4;
 };
 
 class Tokenizer {
@@ -41,6 +48,14 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& json_text);
 struct Batch {
   Tensor inputs;   // (B, T) int32
   Tensor targets;  // (B, T) int32; -1 = ignored position
+  Tensor sources;  // (B, S) int32, sequence-to-sequence datasets only (undefined otherwise): source tokens then EOS, right-padded with PAD
+  Tensor source_padding;  // (B, S) int32, 1 = PAD, 0 = token; undefined when sources is
+};
+// The special ids of a sequence-to-sequence dataset (data/seq2seq.h). They follow the ordinary
+// vocabulary V0 (the tokenizer's or the task's): pad = V0, bos = V0 + 1, eos = V0 + 2, and the
+// dataset's vocab_size() is V0 + 3.
+struct PairTokens {
+  int32_t pad, bos, eos;
 };
 // Uninitialised inputs and targets of (batch, context); throws "[op] batch * context = ... overflows".
 Batch empty_batch(int64_t batch, int64_t context, const char* op);
@@ -52,6 +67,8 @@ class Dataset {
   virtual int64_t vocab_size() const = 0;
   virtual Batch sample(bool validation, int64_t batch, int64_t context, Generator& gen) const = 0;
   virtual const Tokenizer* tokenizer() const = 0;  // null for synthetic tasks
+  // Sequence-to-sequence datasets (data/seq2seq.h) return their special ids; others nullopt.
+  virtual std::optional<PairTokens> pair_tokens() const { return std::nullopt; }
 };
 
 // A language-modelling dataset over `text`: a tokenizer of `tokenizer_kind` built from the whole
@@ -67,7 +84,8 @@ std::unique_ptr<Dataset> make_text_dataset(const std::string& text, const std::s
 // needs context == 2 * copy_length; validation draws from the same distribution.
 std::unique_ptr<Dataset> make_copy_task(int64_t copy_length, int64_t copy_vocab);
 
-// Builds the dataset named by config ("default", "copy" or a path). Errors name the file.
+// Builds the dataset named by config ("default", "copy", a path, or a sequence-to-sequence source:
+// "pairs:PATH", "seq2seq_copy", "seq2seq_reverse", "seq2seq_translate"). Errors name the file.
 std::unique_ptr<Dataset> make_dataset(const DataConfig& config);
 
 // Masked-language-model batches (BERT) from any base dataset (data/masked_lm.cpp): the base's input

@@ -1,11 +1,13 @@
-// make_dataset: "default" (the fortunes corpus), "copy" (the synthetic copy task) or a path to a
-// UTF-8 text file. Errors name the file.
+// make_dataset: "default" (the fortunes corpus), "copy" (the synthetic copy task), a path to a
+// UTF-8 text file, or a sequence-to-sequence source (data/seq2seq.h: "pairs:PATH", "seq2seq_copy",
+// "seq2seq_reverse", "seq2seq_translate"). Errors name the file.
 #include <filesystem>
 
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/files.h"
 #include "data/dataset.h"
+#include "data/seq2seq.h"
 #include "data/utf8.h"
 
 namespace normlab {
@@ -38,7 +40,8 @@ auto from_text_source(const DataConfig& config, const Make& make) {
   const std::string& path = config.source;
   std::error_code ec;
   NL_CHECK(std::filesystem::is_regular_file(path, ec), "data",
-           "data source '{}' is not a file (expected \"default\", \"copy\" or a path to a UTF-8 text file)",
+           "data source '{}' is not a file (expected \"default\", \"copy\", a path to a UTF-8 text file, "
+           "\"pairs:PATH\", \"seq2seq_copy\", \"seq2seq_reverse\" or \"seq2seq_translate\")",
            path);
   return load_text_file(path, make);
 }
@@ -47,6 +50,7 @@ auto from_text_source(const DataConfig& config, const Make& make) {
 
 std::unique_ptr<Dataset> make_dataset(const DataConfig& config) {
   if (config.source == "copy") return make_copy_task(config.copy_length, config.copy_vocab);
+  if (auto pairs = make_seq2seq_dataset(config)) return pairs;
   return from_text_source(config, [&](const std::string& text, const std::string& source) {
     return make_text_dataset(text, config.tokenizer, config.val_fraction, source);
   });
@@ -54,6 +58,8 @@ std::unique_ptr<Dataset> make_dataset(const DataConfig& config) {
 
 TokenStreams load_token_streams(const DataConfig& config) {
   NL_CHECK(config.source != "copy", "data", "the copy task has no text (data.source = \"copy\")");
+  NL_CHECK(!is_seq2seq_source(config.source), "data",
+           "sequence-to-sequence data has no text stream (data.source = \"{}\")", config.source);
   return from_text_source(config, [&](const std::string& text, const std::string&) {
     return split_text(text, config.tokenizer, config.val_fraction);
   });

@@ -1,29 +1,22 @@
 // Text dataset windows and splits, the copy task's structure, and make_dataset's sources.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "data/dataset.h"
+#include "data_test_util.h"
 
 namespace normlab {
 namespace {
+
+using test::error_of;
+using test::TempFile;
 
 std::string random_text(size_t n, const std::string& alphabet, uint64_t seed) {
   Generator g(seed);
   std::string s;
   for (size_t i = 0; i < n; ++i) s += alphabet[g.below(alphabet.size())];
   return s;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(TextDataset, TargetsAreInputsShiftedByOneInTheTrainSplit) {
@@ -128,19 +121,6 @@ TEST(CopyTask, DeterministicPerSeed) {
   EXPECT_EQ(ds->sample(false, 4, 32, a).inputs.to_ints(), ds->sample(false, 4, 32, b).inputs.to_ints());
   EXPECT_NE(ds->sample(false, 4, 32, a).inputs.to_ints(), ds->sample(false, 4, 32, c).inputs.to_ints());
 }
-
-class TempFile {
- public:
-  TempFile(const std::string& name, const std::string& contents)
-      : path_(std::filesystem::temp_directory_path() / ("normlab_data_test_" + name)) {
-    std::ofstream(path_, std::ios::binary) << contents;
-  }
-  ~TempFile() { std::filesystem::remove(path_); }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 TEST(MakeDataset, SourcesAndErrorsNamingThePath) {
   DataConfig c;

@@ -3,21 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "data/dataset.h"
+#include "data_test_util.h"
 
 namespace normlab {
 namespace {
 
+using test::error_of;
+
 // 'h' 'é'(2 bytes) 'l' 'l' 'o' ',' ' ' 'м' 'и' 'р'(2 each) ' ' '🙂'(4 bytes): 12 code points, 19 bytes.
 const std::string kText = "h\xC3\xA9llo, \xD0\xBC\xD0\xB8\xD1\x80 \xF0\x9F\x99\x82";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(ByteTokenizer, RoundTripsRawBytes) {
   auto tok = make_tokenizer("byte", "");
