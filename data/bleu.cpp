@@ -27,7 +27,8 @@ size_t whitespace_at(const std::string& s, size_t i) {
   if (c == 0xE3 && byte(1) == 0x80 && byte(2) == 0x80) return 3;                        // U+3000
   if (c != 0xE2) return 0;
   const unsigned char c1 = byte(1), c2 = byte(2);
-  if (c1 == 0x80 && ((c2 >= 0x80 && c2 <= 0x8A) || c2 == 0xA8 || c2 == 0xA9 || c2 == 0xAF)) return 3;  // U+2000-200A, 2028, 2029, 202F
+  // U+2000-200A, U+2028, U+2029, U+202F
+  if (c1 == 0x80 && ((c2 >= 0x80 && c2 <= 0x8A) || c2 == 0xA8 || c2 == 0xA9 || c2 == 0xAF)) return 3;
   if (c1 == 0x81 && c2 == 0x9F) return 3;                                                // U+205F
   return 0;
 }
@@ -137,9 +138,8 @@ void add_segment(const std::string& hypothesis, const std::string& reference, Bl
 
 // sacreBLEU's BLEU.compute_bleu with smooth_method "exp" and effective_order False.
 double score_of(const BleuStats& s) {
-  const double bp = s.hyp_len >= s.ref_len ? 1.0
-                    : s.hyp_len > 0        ? std::exp(1.0 - static_cast<double>(s.ref_len) / static_cast<double>(s.hyp_len))
-                                           : 0.0;
+  const auto hyp_len = static_cast<double>(s.hyp_len), ref_len = static_cast<double>(s.ref_len);
+  const double bp = hyp_len >= ref_len ? 1.0 : hyp_len > 0 ? std::exp(1.0 - ref_len / hyp_len) : 0.0;
   bool any_correct = false;
   for (const int64_t c : s.correct) any_correct = any_correct || c != 0;
   if (!any_correct) return 0.0;

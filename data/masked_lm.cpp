@@ -73,7 +73,8 @@ class MaskedLmDataset final : public Dataset {
 
 std::unique_ptr<Dataset> make_masked_lm_dataset(std::unique_ptr<Dataset> base, double mask_prob) {
   NL_CHECK(base != nullptr, "masked_lm", "no base dataset");
-  NL_CHECK(!base->pair_tokens(), "masked_lm", "a sequence-to-sequence dataset cannot be masked (its batches are pairs)");
+  NL_CHECK(!base->pair_tokens(), "masked_lm",
+           "a sequence-to-sequence dataset cannot be masked (its batches are pairs)");
   NL_CHECK(mask_prob > 0.0 && mask_prob < 1.0, "masked_lm", "mask_prob must be in (0, 1), got {}", mask_prob);
   NL_CHECK(base->vocab_size() < std::numeric_limits<int32_t>::max(), "masked_lm",
            "the base vocabulary ({}) leaves no int32 id for [MASK]", base->vocab_size());

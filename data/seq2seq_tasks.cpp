@@ -26,6 +26,7 @@ constexpr uint64_t kSplitSalt = 0x5EC25EC2DA7A5111ULL;  // the fixed train/valid
 constexpr uint64_t kWordMapSeed = 20261204;              // the translate task's word map
 constexpr uint64_t kValidationSeed = 0xB1E0;             // validation_pairs()' fixed stream
 constexpr int kMaxDraws = 10000;                          // per pair, before giving up on the split
+constexpr int64_t kMaxTranslateVocab = int64_t{1} << 24;  // the word map is a table
 
 const char* task_name(Seq2SeqTask task) {
   switch (task) {
@@ -77,7 +78,8 @@ class Seq2SeqTaskDataset final : public PairDataset {
  public:
   Seq2SeqTaskDataset(Seq2SeqTask task, int64_t min_length, int64_t max_length, int64_t vocab, double val_fraction)
       : task_(task), min_length_(min_length), max_length_(max_length), vocab_(vocab), val_fraction_(val_fraction),
-        tokens_(pair_tokens_after(vocab, task_name(task))), map_(word_map(vocab)) {}
+        tokens_(pair_tokens_after(vocab, task_name(task))),
+        map_(task == Seq2SeqTask::Translate ? word_map(vocab) : std::vector<int32_t>{}) {}
 
   int64_t vocab_size() const override { return vocab_ + 3; }
   const Tokenizer* tokenizer() const override { return nullptr; }
@@ -115,7 +117,8 @@ class Seq2SeqTaskDataset final : public PairDataset {
     NL_CHECK(!validation || val_fraction_ > 0.0, task_name(task_),
              "no validation pairs: data.val_fraction is 0");
     for (int attempt = 0; attempt < kMaxDraws; ++attempt) {
-      const auto length = min_length_ + static_cast<int64_t>(gen.below(static_cast<uint64_t>(max_length_ - min_length_ + 1)));
+      const auto span = static_cast<uint64_t>(max_length_ - min_length_ + 1);
+      const auto length = min_length_ + static_cast<int64_t>(gen.below(span));
       std::vector<int32_t> source(static_cast<size_t>(length));
       for (int32_t& word : source) word = static_cast<int32_t>(gen.below(static_cast<uint64_t>(vocab_)));
       if ((split_hash(source) < val_fraction_) == validation) return {source, target_of(task_, source, map_)};
@@ -135,18 +138,22 @@ class Seq2SeqTaskDataset final : public PairDataset {
 }  // namespace
 
 std::vector<int32_t> seq2seq_target(Seq2SeqTask task, const std::vector<int32_t>& source, int64_t vocab) {
+  NL_CHECK(vocab >= 2 && (task != Seq2SeqTask::Translate || vocab <= kMaxTranslateVocab), task_name(task),
+           "vocab must be >= 2 (translate: <= {}), got {}", kMaxTranslateVocab, vocab);
   for (const int32_t word : source)
     NL_CHECK(word >= 0 && word < vocab, task_name(task), "word {} is outside the vocabulary [0, {})", word, vocab);
-  return target_of(task, source, word_map(vocab));
+  return target_of(task, source, task == Seq2SeqTask::Translate ? word_map(vocab) : std::vector<int32_t>{});
 }
 
 std::unique_ptr<PairDataset> make_seq2seq_task(Seq2SeqTask task, int64_t min_length, int64_t max_length,
                                                int64_t vocab, double val_fraction) {
   const char* op = task_name(task);
   NL_CHECK(min_length >= 1, op, "data.seq2seq_min_length must be >= 1, got {}", min_length);
-  NL_CHECK(max_length >= min_length, op, "data.copy_length ({}, the longest source) must be >= data.seq2seq_min_length ({})",
-           max_length, min_length);
+  NL_CHECK(max_length >= min_length, op,
+           "data.copy_length ({}, the longest source) must be >= data.seq2seq_min_length ({})", max_length, min_length);
   NL_CHECK(vocab >= 2, op, "data.copy_vocab must be >= 2, got {}", vocab);
+  NL_CHECK(task != Seq2SeqTask::Translate || vocab <= kMaxTranslateVocab, op,
+           "data.copy_vocab must be <= {} (the word map is a table), got {}", kMaxTranslateVocab, vocab);
   NL_CHECK(val_fraction >= 0.0 && val_fraction < 1.0, op, "val_fraction must be in [0, 1), got {}", val_fraction);
   return std::make_unique<Seq2SeqTaskDataset>(task, min_length, max_length, vocab, val_fraction);
 }

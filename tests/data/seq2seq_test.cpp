@@ -182,6 +182,11 @@ TEST(Seq2SeqTask, ErrorsNameTheLimits) {
   EXPECT_THROW(ds->check_fits(9), Error);
   msg = error_of([&] { make_seq2seq_task(Seq2SeqTask::Copy, 5, 4, 20, 0.1); });
   EXPECT_NE(msg.find("seq2seq_min_length"), std::string::npos) << msg;
+  msg = error_of([&] { make_seq2seq_task(Seq2SeqTask::Translate, 1, 4, (int64_t{1} << 24) + 1, 0.1); });
+  EXPECT_NE(msg.find("the word map is a table"), std::string::npos) << msg;
+  // Copy and reverse need no table: the largest vocabulary that leaves int32 ids for the specials.
+  EXPECT_EQ(make_seq2seq_task(Seq2SeqTask::Copy, 1, 4, 2147483644, 0.1)->pair_tokens()->eos, 2147483646);
+  EXPECT_THROW(make_seq2seq_task(Seq2SeqTask::Copy, 1, 4, 2147483645, 0.1), Error);
   auto no_val = make_seq2seq_task(Seq2SeqTask::Copy, 2, 4, 20, 0.0);
   msg = error_of([&] { no_val->sample(true, 1, 5, gen); });
   EXPECT_NE(msg.find("val_fraction is 0"), std::string::npos) << msg;
