@@ -59,6 +59,8 @@ struct PairTokens {
 };
 // Uninitialised inputs and targets of (batch, context); throws "[op] batch * context = ... overflows".
 Batch empty_batch(int64_t batch, int64_t context, const char* op);
+// The batch's tensors (the undefined ones stay undefined) on `device`.
+Batch batch_on(const Batch& batch, Device device);
 
 // A source of batches. sample() draws from `gen` only, so restoring gen's state resumes the stream.
 class Dataset {

@@ -50,6 +50,9 @@ std::string render_ids(const std::vector<int32_t>& ids);
 // decoded by data's tokenizer, or render_ids() when it has none (synthetic tasks).
 std::string pair_text(const PairDataset& data, const std::vector<int32_t>& ids);
 
+// The inverse of pair_text for a user's text: data's tokenizer, or words "w12 w3" for a synthetic
+// task (an unknown word is an error naming it).
+std::vector<int32_t> pair_ids(const PairDataset& data, const std::string& text);
 // Packs pairs into a batch as described above. `where(i)` names pair i in the error when it does
 // not fit in `context` (e.g. "'pairs.tsv':12").
 Batch pack_pairs(const std::vector<const TokenPair*>& pairs, const PairTokens& tokens, int64_t context,

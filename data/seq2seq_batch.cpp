@@ -1,7 +1,9 @@
 // The batch layout of sequence-to-sequence data (data/seq2seq.h), shared by the pairs file and
 // the synthetic tasks, and the text of a target (for decoding and BLEU).
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <sstream>
 
 #include "core/error.h"
 #include "data/seq2seq.h"
@@ -91,6 +93,21 @@ std::string pair_text(const PairDataset& data, const std::vector<int32_t>& ids) 
   }
   const Tokenizer* tokenizer = data.tokenizer();
   return tokenizer ? tokenizer->decode(words) : render_ids(words);
+}
+
+std::vector<int32_t> pair_ids(const PairDataset& data, const std::string& text) {
+  const PairTokens tokens = *data.pair_tokens();
+  if (const Tokenizer* tokenizer = data.tokenizer()) return tokenizer->encode(text);
+  std::vector<int32_t> ids;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    char* end = nullptr;
+    const long id = word.size() > 1 && word[0] == 'w' ? std::strtol(word.c_str() + 1, &end, 10) : -1;
+    NL_CHECK(end && *end == '\0' && id >= 0 && id < tokens.pad, "data",
+             "'{}' is not a word of this task: words are w0 .. w{}", word, tokens.pad - 1);
+    ids.push_back(static_cast<int32_t>(id));
+  }
+  return ids;
 }
 
 }  // namespace normlab

@@ -53,6 +53,11 @@ Batch empty_batch(int64_t batch, int64_t context, const char* op) {
   return {Tensor::empty({batch, context}, DType::I32), Tensor::empty({batch, context}, DType::I32)};
 }
 
+Batch batch_on(const Batch& batch, Device device) {
+  const auto on = [device](const Tensor& t) { return t.defined() ? t.to(device) : t; };
+  return {on(batch.inputs), on(batch.targets), on(batch.sources), on(batch.source_padding)};
+}
+
 namespace {
 
 // The split rule of make_text_dataset and split_text.

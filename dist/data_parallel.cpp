@@ -84,11 +84,13 @@ void check_batch_divides(int64_t batch_size, const Communicator& comm) {
 
 Batch shard_of(const Batch& global, const Communicator& comm) {
   if (comm.size() == 1) return global;
-  const int64_t rows = global.inputs.size(0) / comm.size(), context = global.inputs.size(1);
+  const int64_t rows = global.inputs.size(0) / comm.size();
   const auto rows_of = [&](const Tensor& t) {  // (B, T) -> (rows, T), a fresh tensor
-    return ops::narrow_last(t.reshape({1, -1}), comm.rank() * rows * context, rows * context).reshape({rows, context});
+    if (!t.defined()) return t;
+    const int64_t width = t.size(1);
+    return ops::narrow_last(t.reshape({1, -1}), comm.rank() * rows * width, rows * width).reshape({rows, width});
   };
-  return {rows_of(global.inputs), rows_of(global.targets)};
+  return {rows_of(global.inputs), rows_of(global.targets), rows_of(global.sources), rows_of(global.source_padding)};
 }
 
 int64_t counted_tokens(const Batch& batch) {
