@@ -13,7 +13,9 @@ void add_model_keys(std::vector<KeySpec>& t) {
   Section<ModelConfig>{t, "model", &RunConfig::model}
       .key("arch", &ModelConfig::arch,
            "decoder: causal attention, next-token targets; encoder: bidirectional attention trained as a masked "
-           "language model (BERT's masking, data.mask_prob); encoder_decoder: not built yet")
+           "language model (BERT's masking, data.mask_prob); encoder_decoder: fairseq's Transformer, an encoder over the "
+           "source and a decoder with cross-attention, trained on sequence pairs (data.source \"pairs:PATH\" or "
+           "seq2seq_*; placements post, pre, none, sandwich)")
       .default_reads_as_absent()
       .key("vocab_size", &ModelConfig::vocab_size, IntRange{1},
            "token vocabulary size; training replaces it by the tokenizer's (char: the training text's "
@@ -56,6 +58,10 @@ void add_model_keys(std::vector<KeySpec>& t) {
       .key("z_loss_coef", &ModelConfig::z_loss_coef, at_least(0.0),
            "z-loss: adds this times the mean over counted tokens of logsumexp(logits)^2 to the training loss "
            "(PaLM); validation loss stays cross-entropy; 0 = off")
+      .key("label_smoothing", &ModelConfig::label_smoothing, in_zero_one(false),
+           "epsilon of fairseq's label-smoothed cross-entropy as the training loss (Xiong et al. and Vaswani et al. "
+           "used 0.1): 1 - epsilon on the target, epsilon / (V - 1) on every other token; validation loss stays "
+           "cross-entropy; 0 = off")
       .key("bias", &ModelConfig::bias, "biases in the linear layers (and layernorm's beta)")
       .key("dropout", &ModelConfig::dropout, in_zero_one(false), "dropout probability during training; 0 = none")
       .key("tie_embeddings", &ModelConfig::tie_embeddings, "the output projection is the token embedding, transposed")
@@ -175,7 +181,10 @@ void add_log_keys(std::vector<KeySpec>& t) {
       .key("tensorboard", &LogConfig::tensorboard, "also write metrics and gradient norms as TensorBoard event files")
       .key("dynamics_steps", &LogConfig::dynamics_steps, IntRange{0, kMaxCount},
            "dynamics.csv for updates 1..N: per-layer gradient norms, norm-input RMS, Adam's sqrt(v), "
-           "update sizes, attention logits and entropy, the output change on a probe batch; 0 = off");
+           "update sizes, attention logits and entropy, the output change on a probe batch; 0 = off")
+      .key("bleu_pairs", &LogConfig::bleu_pairs, IntRange{0, kMaxCount},
+           "model.arch = \"encoder_decoder\": at the end of training, greedy-decode the first N validation pairs "
+           "and write their corpus BLEU (sacreBLEU's 13a) as summary.json's \"bleu\"; 0 = off");
 }
 
 std::vector<KeySpec> build_key_specs() {

@@ -8,6 +8,8 @@
 #include "config/config_keys.h"
 #include "core/error.h"
 #include "core/named_enum.h"
+#include "data/seq2seq.h"
+#include "nn/seq2seq_layer.h"
 #include "optim/lr_multipliers.h"
 
 namespace normlab::config_detail {
@@ -37,9 +39,29 @@ std::string parse_error(const std::function<void()>& parse) {
 
 std::vector<CrossCheck> build_cross_checks() {
   std::vector<CrossCheck> c;
-  c.push_back({"model", {"model.arch"}, [](const RunConfig& r) {
-                 return r.model.arch != ModelArch::EncoderDecoder ? std::string()
-                                                                  : std::string("arch 'encoder_decoder' is not built yet");
+  c.push_back({"model", {"model.arch", "data.source"}, [](const RunConfig& r) {
+                 const bool pairs = is_seq2seq_source(r.data.source);
+                 if (r.model.arch == ModelArch::EncoderDecoder && !pairs)
+                   return fmt::format("arch 'encoder_decoder' trains on sequence pairs: data.source must be "
+                                      "\"pairs:PATH\", \"seq2seq_copy\", \"seq2seq_reverse\" or "
+                                      "\"seq2seq_translate\", got \"{}\"",
+                                      r.data.source);
+                 if (r.model.arch != ModelArch::EncoderDecoder && pairs)
+                   return fmt::format("data.source \"{}\" holds sequence pairs: it needs model.arch = "
+                                      "\"encoder_decoder\", got \"{}\"",
+                                      r.data.source, r.model.arch);
+                 return std::string();
+               }});
+  c.push_back({"log", {"model.arch", "log.bleu_pairs"}, [](const RunConfig& r) {
+                 return r.log.bleu_pairs == 0 || r.model.arch == ModelArch::EncoderDecoder
+                            ? std::string()
+                            : fmt::format("bleu_pairs ({}) scores translations: it needs model.arch = "
+                                          "\"encoder_decoder\", got \"{}\"",
+                                          r.log.bleu_pairs, r.model.arch);
+               }});
+  c.push_back({"model", {"model.arch", "model.norm_placement"}, [](const RunConfig& r) {
+                 if (r.model.arch != ModelArch::EncoderDecoder) return std::string();
+                 return parse_error([&] { check_seq2seq_placement(r.model.norm_placement); });
                }});
   c.push_back({"model", {"model.arch", "model.sliding_window"}, [](const RunConfig& r) {
                  const ModelConfig& m = r.model;

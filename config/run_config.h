@@ -55,6 +55,7 @@ struct LogConfig {
   int64_t grad_norm_every = 50;    // grad_norms.csv (always at step 0, before any update)
   bool tensorboard = false;        // also write the above as TensorBoard scalars (train/tensorboard.h)
   int64_t dynamics_steps = 0;      // dynamics.csv for updates 1..N (train/dynamics.h); 0 = off
+  int64_t bleu_pairs = 0;          // encoder_decoder: final greedy BLEU on N validation pairs; 0 = off
 };
 
 struct RunConfig {

@@ -129,6 +129,9 @@ struct ModelConfig {
   // z-loss (PaLM; Wortsman et al. 2023): the trainer minimises loss + coef * mean over the counted
   // tokens of logsumexp(logits)^2, which keeps the softmax normalizer log Z near 0; 0 = off
   double z_loss_coef = 0.0;
+  // training_loss uses fairseq's label-smoothed cross-entropy with this epsilon (autograd/ops.h);
+  // loss() (validation) stays cross-entropy; 0 = off
+  double label_smoothing = 0.0;
   bool bias = true;               // biases in linear layers (and norm beta for layernorm)
   double dropout = 0.0;
   bool tie_embeddings = true;     // output projection = token embedding^T

@@ -319,7 +319,8 @@ Var TransformerLM::training_loss(const Tensor& ids, const Tensor& targets, const
                                  const Tensor& source_padding) {
   check_targets(ids, targets);
   const Var logits = in_float32(forward(ids, sources, source_padding));  // (B,T,V), float32 under autocast
-  Var total = cross_entropy(logits, targets, -1);
+  Var total = config_.label_smoothing > 0.0 ? label_smoothed_cross_entropy(logits, targets, config_.label_smoothing, -1)
+                                            : cross_entropy(logits, targets, -1);
   if (config_.ffn_type == FfnType::Moe && config_.router_aux_loss_coef > 0.0)
     total = add(total, scale(router_aux_loss(), config_.router_aux_loss_coef));
   if (config_.z_loss_coef > 0.0) total = add(total, scale(z_loss(logits, targets, -1), config_.z_loss_coef));

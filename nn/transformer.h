@@ -43,6 +43,7 @@ class TransformerLM : public Module {
   // What training minimises: loss(ids, targets), plus router_aux_loss_coef * router_aux_loss()
   // when ffn_type is "moe" and that coefficient is > 0 (Hugging Face's Mixtral loss with
   // output_router_logits), plus z_loss_coef * z_loss(logits, targets) when that is > 0. One forward.
+  // With model.label_smoothing > 0 its first term is label_smoothed_cross_entropy instead.
   Var training_loss(const Tensor& ids, const Tensor& targets);
 
   // ---- arch "encoder_decoder" (the sequence-to-sequence model) ----

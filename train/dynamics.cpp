@@ -58,7 +58,8 @@ DynamicsLog::Probe DynamicsLog::probe(TransformerLM& model) const {
   const bool training = model.is_training();
   model.eval();
   ActivationRecorder recorder;
-  const Var logits = in_float32(model.forward(probe_batch_.inputs));  // (B,T,V)
+  const Batch& b = probe_batch_;
+  const Var logits = in_float32(model.forward(b.inputs, b.sources, b.source_padding));  // (B,T,V)
   const Tensor targets = probe_batch_.targets.to(logits.value().device());
   Probe out{logits.value().clone(), {}};
   out.values = {{"probe_loss", cross_entropy(logits, targets, -1).item()}, {"logit_max", max_abs(out.logits)}};

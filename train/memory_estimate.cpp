@@ -48,10 +48,15 @@ double parameter_elements(const ModelConfig& m) {
   for (const NormParam& p : norm_params(m)) per_norm += p.per_channel ? C : 1;
   block += norms_per_block(m.norm_placement) * per_norm;
   const double positions = m.position_embedding == PositionEmbedding::Learned ? static_cast<double>(m.context_length) * C : 0;
-  double total = V * C + positions + L * block;
-  if (placement_has_final_norm(m.norm_placement)) total += per_norm;
-  if (!m.tie_embeddings) total += V * C;
-  return total;
+  const double final_norm = placement_has_final_norm(m.norm_placement) ? per_norm : 0;
+  if (m.arch == ModelArch::EncoderDecoder) {
+    // Two stacks (nn/seq2seq_layer.h): a decoder layer adds cross-attention and its norm(s); a
+    // final norm and positions per stack; untied: src_emb, tok_emb and lm_head.
+    const double cross = 2 * C * Q + 2 * C * KV + (m.bias ? Q + 2 * KV + C : 0);
+    const double cross_norms = norms_per_block(m.norm_placement) / 2 * per_norm;
+    return (m.tie_embeddings ? 1 : 3) * V * C + 2 * positions + L * (2 * block + cross + cross_norms) + 2 * final_norm;
+  }
+  return (m.tie_embeddings ? 1 : 2) * V * C + positions + L * block + final_norm;
 }
 
 // Elements the tape keeps alive at the end of the forward pass (every op output is kept by its
@@ -95,8 +100,19 @@ double activation_elements(const RunConfig& c) {
   if (m.norm_placement == NormPlacement::DeepNorm || m.norm_placement == NormPlacement::Admin) block += 2 * N * C;
   if (dropout) block += 4 * N * C;
   double total = static_cast<double>(m.n_layers) * block;
-  total += 2 * N * C + (m.position_embedding == PositionEmbedding::Learned ? T * C : 0) + (dropout ? 2 * N * C : 0);
-  if (placement_has_final_norm(m.norm_placement)) total += per_norm;
+  double embedding = 2 * N * C + (m.position_embedding == PositionEmbedding::Learned ? T * C : 0) + (dropout ? 2 * N * C : 0);
+  double final_norm = placement_has_final_norm(m.norm_placement) ? per_norm : 0;
+  if (m.arch == ModelArch::EncoderDecoder) {
+    // The encoder stack as the decoder's (sources padded to at most train.context tokens), and per
+    // decoder layer a cross-attention over it (q from the decoder, k, v from the memory: the
+    // attention terms above), its residual sum and norm(s).
+    const double cross = 2 * N * (Q + 2 * KV) + 2 * N * Q + N * C + 2 * B * H * T * T;
+    const double cross_norms = norms_per_block(m.norm_placement) / 2 * per_norm;
+    total += static_cast<double>(m.n_layers) * (block + cross + N * C + cross_norms + (dropout ? 2 * N * C : 0));
+    embedding *= 2;
+    final_norm *= 2;
+  }
+  total += embedding + final_norm;
   const double ffn_hidden = N * F * (m.ffn_type == FfnType::Moe ? static_cast<double>(m.experts_top_k) : 1);
   const double backward = 2 * std::max(B * H * T * T, ffn_hidden) + 2 * N * C;
   return total + 2 * N * V + backward;

@@ -2,9 +2,11 @@
 #include "config/run_status.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -151,8 +153,10 @@ void MetricsWriter::write(const nlohmann::json& record) {
   NL_CHECK(out_.good(), "metrics", "writing '{}' failed", path_.string());
 }
 
-int block_index_of(const std::string& param_name) {
-  static const std::string prefix = "blocks.";
+namespace {
+
+// The index N of "<prefix>N.<...>", -1 when the name does not start so.
+int index_after(const std::string& param_name, const std::string& prefix) {
   if (param_name.rfind(prefix, 0) != 0) return -1;
   const size_t dot = param_name.find('.', prefix.size());
   if (dot == std::string::npos || dot == prefix.size()) return -1;
@@ -161,15 +165,40 @@ int block_index_of(const std::string& param_name) {
   return std::atoi(digits.c_str());
 }
 
+// A layer's place in the CSV: the stack (0 blocks, 1 encoder, 2 decoder), then the index.
+using LayerKey = std::pair<int, int>;
+
+std::optional<LayerKey> layer_key_of(const std::string& param_name) {
+  static const std::array<std::string, 3> prefixes = {"blocks.", "encoder.", "decoder."};
+  for (size_t stack = 0; stack < prefixes.size(); ++stack)
+    if (const int index = index_after(param_name, prefixes[stack]); index >= 0)
+      return LayerKey{static_cast<int>(stack), index};
+  return std::nullopt;
+}
+
+std::string layer_column(const LayerKey& key) {
+  static const std::array<const char*, 3> stacks = {"", "encoder.", "decoder."};
+  return fmt::format("{}layer.{}", stacks[static_cast<size_t>(key.first)], key.second);
+}
+
+}  // namespace
+
+int block_index_of(const std::string& param_name) { return index_after(param_name, "blocks."); }
+
+std::string layer_column_of(const std::string& param_name) {
+  const std::optional<LayerKey> key = layer_key_of(param_name);
+  return key ? layer_column(*key) : std::string();
+}
+
 std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param_names,
                                            const std::vector<std::string>& extra_names) {
   std::vector<std::string> columns = {"step"};
-  std::map<int, bool> layers;  // sorted by layer index
+  std::map<LayerKey, bool> layers;  // sorted by stack, then layer index
   for (const std::string& name : param_names) {
     columns.push_back(name);
-    if (int layer = block_index_of(name); layer >= 0) layers[layer] = true;
+    if (const auto key = layer_key_of(name)) layers[*key] = true;
   }
-  for (const auto& [layer, _] : layers) columns.push_back(fmt::format("layer.{}", layer));
+  for (const auto& [key, _] : layers) columns.push_back(layer_column(key));
   columns.push_back("global");
   columns.insert(columns.end(), extra_names.begin(), extra_names.end());
   return columns;
@@ -179,11 +208,11 @@ std::vector<double> grad_norm_values(const std::vector<std::pair<std::string, do
                                      const std::vector<std::pair<std::string, double>>& extra) {
   // layer.N = sqrt(sum over params p in block N of ||g_p||^2); global the same over all params.
   std::vector<double> values;
-  std::map<int, double> layer_squares;
+  std::map<LayerKey, double> layer_squares;
   double global_squares = 0.0;
   for (const auto& [name, norm] : norms) {
     values.push_back(norm);
-    if (int layer = block_index_of(name); layer >= 0) layer_squares[layer] += norm * norm;
+    if (const auto key = layer_key_of(name)) layer_squares[*key] += norm * norm;
     global_squares += norm * norm;
   }
   for (const auto& [layer, squares] : layer_squares) values.push_back(std::sqrt(squares));

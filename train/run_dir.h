@@ -125,9 +125,14 @@ class GradNormWriter {
   StepCsvWriter csv_;
 };
 
-// The block index N of "blocks.N.<...>" parameter names, -1 for others (embeddings, final norm).
+// The block index N of "blocks.N.<...>" parameter names, -1 for others (embeddings, final norm,
+// an encoder-decoder's layers).
 int block_index_of(const std::string& param_name);
-// The CSV columns: step, the parameter names, layer.N for each N present, global, the extra names.
+// The per-layer column a parameter adds to: "layer.N" for "blocks.N.<...>", "encoder.layer.N" and
+// "decoder.layer.N" for an encoder-decoder's "encoder.N.<...>" and "decoder.N.<...>"; "" for others.
+std::string layer_column_of(const std::string& param_name);
+// The CSV columns: step, the parameter names, the layer columns present (decoder-only layer.N, or
+// encoder.layer.N then decoder.layer.N), global, the extra names.
 std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param_names,
                                            const std::vector<std::string>& extra_names = {});
 // A row's values for the columns after step, in grad_norm_columns order (GradNormWriter::write's

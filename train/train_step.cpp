@@ -58,7 +58,7 @@ std::optional<AnomalyRecord> forward_backward(Learner& learner, const RunConfig&
     Var loss;
     {
       AutocastGuard autocast(compute_dtype(c.train.precision));
-      loss = learner.model.training_loss(batch.inputs, batch.targets);
+      loss = learner.model.training_loss(batch.inputs, batch.targets, batch.sources, batch.source_padding);
     }
     out.loss = global_mean(loss.item(), counted, comm);
     if (c.model.ffn_type == FfnType::Moe) out.router_aux = global_mean(router_aux_value(learner.model), counted, comm);
@@ -83,7 +83,7 @@ StepResult train_step(Learner& learner, const RunConfig& c, const Batch& shard, 
   model.set_dropout_seed(dropout_seed(c, step, comm.rank()));
   const int64_t counted = comm.size() > 1 ? counted_tokens(shard) : 0;  // the weight of this rank's mean
   const Device device = c.train.device;
-  const Batch batch{shard.inputs.to(device), shard.targets.to(device)};
+  const Batch batch = batch_on(shard, device);
   StepResult out;
   out.lr = learning_rate(c.schedule, c.optim.lr, step, c.train.steps);
   if ((out.anomaly = forward_backward(learner, c, batch, counted, comm, hooks, out))) {

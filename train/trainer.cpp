@@ -16,6 +16,7 @@
 #include "io/atomic_file.h"
 #include "train/checkpoint.h"
 #include "config/config.h"
+#include "data/seq2seq.h"
 #include "dist/data_parallel.h"
 #include "io/fault_injection.h"
 #include "train/grad_stats.h"
@@ -26,6 +27,7 @@
 #include "train/trainer_anomaly.h"
 #include "train/trainer_files.h"
 #include "train/train_step.h"
+#include "train/translate.h"
 #include "nn/transformer.h"
 #include "optim/loss_scaler.h"
 #include "optim/schedule.h"
@@ -53,7 +55,7 @@ double validation_loss(TransformerLM& model, const Dataset& data, const RunConfi
   double total = 0.0;
   for (int64_t i = 0; i < c.log.eval_batches; ++i) {
     const Batch b = shard_of(data.sample(true, c.train.batch_size, c.train.context, gen), comm);
-    total += global_mean(model.loss(b.inputs, b.targets).item(), counted_tokens(b), comm);
+    total += global_mean(model.loss(b.inputs, b.targets, b.sources, b.source_padding).item(), counted_tokens(b), comm);
   }
   model.train();
   return total / static_cast<double>(std::max<int64_t>(c.log.eval_batches, 1));
@@ -104,6 +106,7 @@ struct TrainState {
 // Both splits give a batch of train.context (validation is evaluated at least at the last step):
 // checked by drawing one window of each from a generator of its own, before the run directory exists.
 void check_both_splits(const Dataset& data, const RunConfig& c) {
+  if (const PairDataset* pairs = as_pair_dataset(data)) pairs->check_fits(c.train.context);  // names the pair
   Generator probe(0);
   (void)data.sample(false, 1, c.train.context, probe);
   (void)data.sample(true, 1, c.train.context, probe);
@@ -259,6 +262,9 @@ TrainResult finish(TrainState& s) {
   if (result.status != RunStatus::Diverged)
     checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, result.steps_done, s.comm);
   if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
+  if (result.status == RunStatus::Completed && s.c.log.bleu_pairs > 0)
+    if (const PairDataset* pairs = as_pair_dataset(*s.data))
+      result.bleu = validation_bleu(*s.model, *pairs, s.c.log.bleu_pairs, {1, 0, 1.0}).bleu;
   result.tokens_per_second = s.tokens_per_second;
   result.fail_on_divergence = s.c.train.fail_on_divergence;
   result.wall_seconds = seconds_since(s.t_start);

@@ -171,6 +171,7 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
                             {"wall_s", result.wall_seconds},
                             {"parameters", model.parameter_count()},
                             {"precision", enum_name(c.train.precision)}};
+  if (std::isfinite(result.bleu)) summary["bleu"] = result.bleu;
   if (scaler.enabled()) {
     summary["loss_scale"] = scaler.scale();
     summary["skipped_steps"] = scaler.state().skipped_steps;

@@ -42,7 +42,7 @@ struct TinyConfig {
 
 // Configs whose memory is dominated by activations, by parameters, and a mix of the variants
 // (sandwich norms, a gated FFN, dropout, an untied head, float64, SGD with momentum, MoE FFNs,
-// Dynamic Tanh: a norm composed of plain ops).
+// Dynamic Tanh: a norm composed of plain ops, encoder-decoders).
 const std::vector<std::vector<std::string>>& shapes() {
   static const std::vector<std::vector<std::string>> s = {
       {"model.d_model=32", "model.n_heads=4", "model.d_ff=128", "model.context_length=32", "train.context=32",
@@ -61,6 +61,12 @@ const std::vector<std::vector<std::string>>& shapes() {
       {"preset=gemma", "model.n_heads=4", "model.n_kv_heads=2", "model.head_dim=12", "model.sliding_window=5",
        "train.batch_size=16"},
       {"preset=gpt2", "model.position_embedding=rope", "model.n_heads=4", "model.n_kv_heads=1", "train.batch_size=16"},
+      // encoder-decoders on pairs of fixed length (S = T = train.context)
+      {"model.arch=encoder_decoder", "data.source=seq2seq_copy", "data.copy_length=7", "data.seq2seq_min_length=7",
+       "model.norm_placement=post", "train.batch_size=16"},
+      {"model.arch=encoder_decoder", "data.source=seq2seq_reverse", "data.copy_length=7",
+       "data.seq2seq_min_length=7", "model.norm_placement=sandwich", "model.tie_embeddings=false",
+       "model.dropout=0.1", "train.batch_size=16"},
   };
   return s;
 }
@@ -92,7 +98,7 @@ TEST(MemoryEstimate, SavedActivationsMatchTheAllocatorWithinFivePercent) {
     const double before = static_cast<double>(host_memory_stats().in_use);
     double measured = 0;
     {
-      const Var loss = model.loss(batch.inputs, batch.targets);
+      const Var loss = model.loss(batch.inputs, batch.targets, batch.sources, batch.source_padding);
       measured = static_cast<double>(host_memory_stats().in_use) - before;
       Tape::current().clear();
     }

@@ -1,4 +1,6 @@
 // Run directories: creation rules, metrics.jsonl, grad_norms.csv layout, summary.json.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -91,6 +93,28 @@ TEST(RunDir, BlockIndexOfParameterNames) {
   EXPECT_EQ(block_index_of("blocks.x.weight"), -1);
   EXPECT_EQ(block_index_of("blocks."), -1);
   EXPECT_EQ(block_index_of("final_norm.weight"), -1);
+}
+
+TEST(RunDir, EncoderAndDecoderLayersGetColumnsOfTheirOwn) {
+  EXPECT_EQ(layer_column_of("blocks.3.ffn.w2.weight"), "layer.3");
+  EXPECT_EQ(layer_column_of("encoder.3.ffn.w2.weight"), "encoder.layer.3");
+  EXPECT_EQ(layer_column_of("decoder.3.cross_attn.q.weight"), "decoder.layer.3");
+  EXPECT_EQ(layer_column_of("encoder_norm.weight"), "");
+  EXPECT_EQ(layer_column_of("decoder.x.weight"), "");
+  EXPECT_EQ(block_index_of("decoder.3.ffn.w2.weight"), -1);
+  // Encoder layer 0 and decoder layer 0 are summed apart; the encoder's columns come first.
+  const std::vector<std::string> names = {"tok_emb.weight", "decoder.0.ffn.w2.weight", "encoder.0.ffn.w2.weight",
+                                          "encoder.0.attn.q.weight", "encoder.1.ffn.w2.weight"};
+  const std::vector<std::string> columns = grad_norm_columns(names);
+  const std::vector<std::string> layers(columns.begin() + 6, columns.end());
+  EXPECT_EQ(fmt::format("{}", fmt::join(layers, " ")), "encoder.layer.0 encoder.layer.1 decoder.layer.0 global");
+  const std::vector<double> values =
+      grad_norm_values({{names[0], 1.0}, {names[1], 2.0}, {names[2], 3.0}, {names[3], 4.0}, {names[4], 12.0}});
+  ASSERT_EQ(values.size(), 9u);
+  EXPECT_DOUBLE_EQ(values[5], 5.0);   // encoder.layer.0 = sqrt(3^2 + 4^2)
+  EXPECT_DOUBLE_EQ(values[6], 12.0);  // encoder.layer.1
+  EXPECT_DOUBLE_EQ(values[7], 2.0);   // decoder.layer.0
+  EXPECT_DOUBLE_EQ(values[8], std::sqrt(174.0));  // global = sqrt(1 + 4 + 9 + 16 + 144)
 }
 
 TEST(RunDir, GradNormsCsvLayout) {
