@@ -8,6 +8,7 @@
 //   E7 gradient profile over training, Adam's update size   e7_mechanism.cpp
 //   E8 Post-LN vs Pre-LN in bf16 and fp16                e8_precision.cpp
 //   E9 why Post-LN needs warmup: dynamics, interventions  e9_why_warmup.cpp (exploratory, own sweep)
+//   E10 the paper's architectures: E2 in an encoder-decoder   e10_architectures.cpp (exploratory)
 // Init-time probes run in this process and are cached (report.h: cached); training runs go through
 // one sweep per base config (training.h), whose points each experiment lists here.
 #pragma once
@@ -41,6 +42,8 @@ Section run_e1(const Context& ctx);
 
 // ---- E2 ----
 Section run_e2(const Context& ctx);
+// ---- E10 (exploratory): E2 in an encoder-decoder ----
+Section run_e10(const Context& ctx);
 
 // ---- training points of E3 / E4 / E5b-c / E6 / E7 ----
 std::vector<TrainPoint> e3_points(const Grids& g);

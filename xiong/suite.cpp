@@ -31,7 +31,7 @@ namespace normlab::xiong {
 
 namespace {
 
-const std::vector<std::string> kExperiments = {"E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9"};
+const std::vector<std::string> kExperiments = {"E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10"};
 
 // Copies every *.toml of the config directory into out/configs (the report quotes these).
 void copy_configs(const fs::path& from, const fs::path& to) {
@@ -225,6 +225,7 @@ SuiteResults run_sections(const Context& ctx, const std::set<std::string>& only,
   SuiteResults r;
   if (selected("E1")) r.sections.push_back(run_e1(ctx));
   if (selected("E2")) r.sections.push_back(run_e2(ctx));
+  if (selected("E10")) r.sections.push_back(run_e10(ctx));
   if (selected("E1") || selected("E2")) r.sections.push_back(run_torch_check(ctx));
 
   std::vector<TrainPoint> copy_points, text_points;
