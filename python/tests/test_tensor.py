@@ -95,3 +95,14 @@ def test_float16_round_trip():
     a = np.array([1.5, -2.0], dtype=np.float16)
     t = normlab.Tensor(a)
     assert t.dtype == "float16" and np.shares_memory(t.numpy(), a)
+
+
+def test_type_stubs_are_built_beside_the_module():
+    import os
+    found = [os.path.join(d, "_normlab") for d in normlab.__path__
+             if os.path.exists(os.path.join(d, "_normlab", "__init__.pyi"))]
+    assert found, f"no _normlab/__init__.pyi in {normlab.__path__}"
+    top = open(os.path.join(found[0], "__init__.pyi")).read()
+    ops = open(os.path.join(found[0], "ops.pyi")).read()
+    assert "class Tensor" in top and "class Var" in top and "def gradcheck" not in top
+    assert "def layer_norm" in ops and "LayerNorm over the last axis" in ops
