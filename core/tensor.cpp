@@ -15,7 +15,11 @@ namespace normlab {
 Storage::Storage(size_t nbytes, Device dev) : bytes(nbytes), device(dev) {
   data = backend_for(dev).allocate(nbytes);
 }
-Storage::~Storage() { backend_for(device).deallocate(data, bytes); }
+Storage::Storage(void* external, size_t nbytes, std::shared_ptr<void> external_owner)
+    : data(external), bytes(nbytes), device(Device::cpu()), owner(std::move(external_owner)) {}
+Storage::~Storage() {
+  if (!owner) backend_for(device).deallocate(data, bytes);
+}
 
 Device parse_device(const std::string& text) {
   if (text == "cpu") return Device::cpu();
@@ -58,6 +62,18 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = dtype;
   t.storage_ = allocate_storage(bytes, shape, dtype, device);
+  return t;
+}
+
+Tensor Tensor::from_external(void* data, const Shape& shape, DType dtype, std::shared_ptr<void> owner) {
+  NL_CHECK(owner != nullptr, "from_external", "needs an owner that keeps the memory alive");
+  NL_CHECK(data != nullptr || numel_of(shape, "from_external") == 0, "from_external",
+           "null data for {} {}", dtype_name(dtype), shape_str(shape));
+  Tensor t;
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.dtype_ = dtype;
+  t.storage_ = std::make_shared<Storage>(data, bytes_of(shape, dtype), std::move(owner));
   return t;
 }
 

@@ -16,12 +16,16 @@ namespace normlab {
 
 class Generator;
 
-// A block of device memory, freed by its backend when the last tensor using it goes away.
+// A block of device memory, freed by its backend when the last tensor using it goes away; or host
+// memory that something else owns (a NumPy array: Tensor::from_external), which is never freed
+// here: the storage holds `owner` and releases it instead.
 struct Storage {
   void* data = nullptr;
   size_t bytes = 0;
   Device device;
+  std::shared_ptr<void> owner;  // set for external memory
   Storage(size_t bytes, Device device);
+  Storage(void* external, size_t bytes, std::shared_ptr<void> owner);  // host memory, not freed here
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -44,6 +48,10 @@ class Tensor {
   static Tensor from_vector(const std::vector<double>& values, const Shape& shape,
                             DType dtype = DType::F32);
   static Tensor from_ints(const std::vector<int32_t>& values, const Shape& shape);
+  // A contiguous host tensor over `data`, which something else owns (a NumPy array, the Python
+  // bindings): no copy. `owner` keeps the memory alive; the storage holds it until the last tensor
+  // using it goes away, and never frees `data` itself. Writes through either side are seen by both.
+  static Tensor from_external(void* data, const Shape& shape, DType dtype, std::shared_ptr<void> owner);
   // Seeded random tensors: identical on every run and platform for the same generator state.
   static Tensor randn(const Shape& shape, Generator& gen, double mean = 0.0, double std = 1.0,
                       DType dtype = DType::F32);
@@ -92,7 +100,8 @@ class Tensor {
   std::vector<int32_t> to_ints() const;
   std::shared_ptr<Storage> storage() const { return storage_; }
   // True when this tensor is the only one using its storage (nothing else can observe a write).
-  bool owns_storage_alone() const { return storage_ && storage_.use_count() == 1; }
+  // Never for external memory (from_external): its owner can observe every write.
+  bool owns_storage_alone() const { return storage_ && !storage_->owner && storage_.use_count() == 1; }
   int64_t offset() const { return offset_; }
 
  private:

@@ -8,7 +8,7 @@ JOBS="${JOBS:-2}"
 
 # Debian packages the build, the tests and the quickstart need.
 NORMLAB_PACKAGES=(cmake ninja-build g++ pkg-config libopenblas-openmp-dev libfmt-dev libgtest-dev
-  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev gnuplot-nox fortunes python3 python3-venv
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev gnuplot-nox fortunes python3 python3-venv python3-dev
   libopenmpi-dev openmpi-bin libdnnl-dev ocl-icd-opencl-dev)
 
 install_missing() {

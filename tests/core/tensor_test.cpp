@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "core/backend.h"
 #include "core/half.h"
@@ -52,6 +54,30 @@ TEST(Tensor, FromVectorRoundTripsEveryDtype) {
   EXPECT_EQ(Tensor::from_ints(ids, {2, 2}).to_ints(), ids);
   EXPECT_THROW(Tensor::from_vector(v, {4, 2}), Error);
   EXPECT_THROW(Tensor::from_ints(ids, {3}), Error);
+}
+
+// External memory (the Python bindings' NumPy views): no copy, the owner is released with the last
+// tensor using it, and the storage is never taken as private (so backward never adopts it as a grad).
+TEST(Tensor, FromExternalViewsMemoryAndReleasesItsOwnerLast) {
+  std::vector<double> memory = {1, 2, 3, 4, 5, 6};
+  bool released = false;
+  std::shared_ptr<void> owner(&memory, [&](void*) { released = true; });
+  Tensor t = Tensor::from_external(memory.data(), {2, 3}, DType::F64, std::move(owner));
+  EXPECT_EQ(t.data<double>(), memory.data());
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_FALSE(t.owns_storage_alone());
+  memory[4] = 50;
+  EXPECT_EQ(t.to_vector()[4], 50);
+  t.data<double>()[0] = -1;
+  EXPECT_EQ(memory[0], -1);
+  Tensor view = t.transpose(0, 1);
+  t = Tensor();
+  EXPECT_FALSE(released);
+  EXPECT_EQ(view.to_vector(), (std::vector<double>{-1, 4, 2, 50, 3, 6}));
+  view = Tensor();
+  EXPECT_TRUE(released);
+  EXPECT_THROW(Tensor::from_external(memory.data(), {2}, DType::F64, nullptr), Error);
 }
 
 TEST(Tensor, TypedAccessChecksDtype) {

@@ -1,0 +1,34 @@
+"""normlab from Python: the C++ engine's tensors, tape and ops (docs/python.md).
+
+    import numpy as np, normlab
+    from normlab import ops
+    x = normlab.Var(np.random.randn(4, 8), requires_grad=True)   # float64, viewed without a copy
+    y = ops.sum_all(ops.square(ops.layer_norm(x)))
+    y.backward()                     # x.grad: a Tensor; x.grad.numpy() views it
+    normlab.gradcheck(lambda x: ops.rms_norm(x), [np.random.randn(3, 5)])
+
+Tensor, Var, no_grad, ops, Error and the op registry come from the extension module _normlab;
+gradcheck, gradcheck_op and tensor are written in Python (gradcheck.py, here).
+"""
+import atexit as _atexit
+import pkgutil as _pkgutil
+
+# In a build tree the extension module lives in BUILD/python/normlab/ while these sources stay in
+# python/normlab/: with both on PYTHONPATH, the package spans the two folders (pip install puts
+# both halves in one folder, where this changes nothing).
+__path__ = _pkgutil.extend_path(__path__, __name__)
+
+from . import _normlab
+from ._normlab import (Error, Tensor, Var, backward, clear_tape, constant, grad_enabled, no_grad,
+                       op_case_names, parameter, tape_size)
+from ._normlab import ops
+from .gradcheck import GradcheckError, InputCheck, gradcheck, gradcheck_op
+from .tensor import tensor
+
+__all__ = ["Error", "Tensor", "Var", "backward", "clear_tape", "constant", "grad_enabled", "no_grad",
+           "op_case_names", "ops", "parameter", "tape_size", "gradcheck", "gradcheck_op", "GradcheckError",
+           "InputCheck", "tensor"]
+
+# Ops recorded but never consumed by backward() hold their tensors (and the NumPy arrays those
+# view) on the thread's tape: drop them while the interpreter is still alive.
+_atexit.register(_normlab.clear_tape)
