@@ -137,6 +137,17 @@ void register_model_cases(std::vector<OpCase>& cases) {
                                                 placement == NormPlacement::Post ? "Post" : "Pre"),
                                     encoder));
   }
+  for (const NormPlacement placement : {NormPlacement::Post, NormPlacement::Pre}) {
+    ModelConfig seq2seq = tiny_model_config(placement);
+    seq2seq.arch = ModelArch::EncoderDecoder;
+    seq2seq.embedding_scale = EmbeddingScale::SqrtD;
+    seq2seq.position_embedding = PositionEmbedding::Sinusoidal;
+    cases.push_back(make_model_case(fmt::format("model_encoder_decoder_{}", placement),
+                                    fmt::format("tiny {}-LN encoder-decoder (fairseq's Transformer): cross-attention, "
+                                                "padded sources",
+                                                placement == NormPlacement::Post ? "Post" : "Pre"),
+                                    seq2seq));
+  }
   register_moe_cases(cases);
   register_norm_kind_cases(cases);
 }

@@ -81,8 +81,11 @@ std::map<int, int> find_layer_columns(const CsvTable& table, const std::string& 
 
 std::map<int, int> layer_columns(const CsvTable& table, const std::string& metric, const std::string& file) {
   const std::map<int, int> columns = find_layer_columns(table, metric);
-  NL_CHECK(!columns.empty(), "plot", "{} has no column blocks.N.{} or {}.N (metric '{}')", file, metric,
-           metric, metric);
+  NL_CHECK(!columns.empty(), "plot", "{} has no column blocks.N.{} or {}.N (metric '{}'{})", file, metric, metric,
+           metric,
+           table.column("encoder.layer.0") >= 0
+               ? "; an encoder-decoder's layers are --metric encoder.layer,decoder.layer"
+               : "");
   return columns;
 }
 

@@ -49,17 +49,18 @@ std::string profile_figure(const Context& ctx, const nlohmann::json& data, int64
                                    layers, layers),
               .xlabel = "layer (encoder 1.." + std::to_string(layers) + ", then decoder)",
               .ylabel = "||E[dL/dW]||_F", .log_y = true, .integer_x = true};
-  for (const std::string& placement : kPlacements) {
-    ChartSeries s{.title = placement_label(placement), .color = color_of(placement), .dash = 1, .markers = true};
-    for (size_t k = 0; k < kStacks.size(); ++k)
+  for (const std::string& placement : kPlacements)
+    for (size_t k = 0; k < kStacks.size(); ++k) {  // one line per stack: solid encoder, dashed decoder
+      ChartSeries s{.title = placement_label(placement) + ", " + kStacks[k], .color = color_of(placement),
+                    .dash = static_cast<int>(k) + 1, .markers = true};
       for (int64_t l = 0; l < layers; ++l) {
         double mean = 0.0;
         for (const auto& seed : data[placement]) mean += seed[kStacks[k]][w][static_cast<size_t>(l)].get<double>();
         mean /= static_cast<double>(data[placement].size());
         s.points.emplace_back(static_cast<double>(static_cast<int64_t>(k) * layers + l + 1), mean);
       }
-    chart.series.push_back(s);
-  }
+      chart.series.push_back(s);
+    }
   return figure(ctx, chart, "e10_" + w + "_profile");
 }
 

@@ -21,7 +21,7 @@ void expect_case_passes(const OpCase& c) {
 TEST(ModelGradcheck, RegisteredCasesPass) {
   std::vector<OpCase> cases;
   register_model_cases(cases);
-  ASSERT_EQ(cases.size(), 11u + 6u + 2u);  // then every norm's composed form and the dyt models
+  ASSERT_EQ(cases.size(), 13u + 6u + 2u);  // then every norm's composed form and the dyt models
   EXPECT_EQ(cases[0].name, "model_post");
   EXPECT_EQ(cases[1].name, "model_pre");
   EXPECT_EQ(cases[2].name, "model_post_sinusoidal");
@@ -30,9 +30,11 @@ TEST(ModelGradcheck, RegisteredCasesPass) {
   EXPECT_EQ(cases[5].name, "model_gemma");
   EXPECT_EQ(cases[6].name, "model_encoder_post");
   EXPECT_EQ(cases[7].name, "model_encoder_pre");
-  EXPECT_EQ(cases[8].name, "moe_ffn");
-  EXPECT_EQ(cases[9].name, "moe_load_balancing_loss");
-  EXPECT_EQ(cases[10].name, "model_moe");
+  EXPECT_EQ(cases[8].name, "model_encoder_decoder_post");
+  EXPECT_EQ(cases[9].name, "model_encoder_decoder_pre");
+  EXPECT_EQ(cases[10].name, "moe_ffn");
+  EXPECT_EQ(cases[11].name, "moe_load_balancing_loss");
+  EXPECT_EQ(cases[12].name, "model_moe");
   for (const char* name : {"norm_layernorm_composed", "norm_rmsnorm_composed", "norm_rmsnorm_unit_offset_composed",
                            "norm_groupnorm_composed", "norm_batchnorm_composed", "norm_dyt_composed", "model_pre_dyt",
                            "model_post_dyt"})
