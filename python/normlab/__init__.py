@@ -6,7 +6,7 @@
     y = ops.sum_all(ops.square(ops.layer_norm(x)))
     y.backward()                     # x.grad: a Tensor; x.grad.numpy() views it
     normlab.gradcheck(lambda x: ops.rms_norm(x), [np.random.randn(3, 5)])
-    run = normlab.train(normlab.load_config("configs/x.toml", overrides=["train.steps=50"]))
+    run = normlab.train(normlab.load_config("experiments/configs/quickstart.toml"))
     run.metrics["train_loss"], run.grad_norms["global"]     # NumPy, from the run's files
 
 Tensor, Var, no_grad, ops, Error and the op registry come from the extension module _normlab;

@@ -1,6 +1,6 @@
 """Runs from Python: load_config, train and open_run (docs/python.md, "Runs").
 
-    cfg = normlab.load_config("experiments/configs/tiny.toml", overrides=["train.steps=50"])
+    cfg = normlab.load_config("experiments/configs/quickstart.toml", overrides=["train.steps=50"])
     run = normlab.train(cfg)                  # the GIL is released while it trains
     run.metrics["train_loss"]                 # NumPy, from metrics.jsonl
     run.grad_norms["global"]                  # NumPy, from grad_norms.csv (its first row: step 1, at init)
