@@ -9,6 +9,7 @@
 The C++ half (_normlab.load_run_config, _normlab.train_run) does what must be C++: the config's
 checks and the training. Everything here is reading the files a run writes (train/run_dir.h).
 """
+import copy
 import csv
 import json
 import math
@@ -116,7 +117,7 @@ class Config:
 
     def to_dict(self) -> dict:
         """Every key as a nested dict: {"preset": "", "model": {"d_model": 16, ...}, ...} (a copy)."""
-        return json.loads(json.dumps(self._parsed()))
+        return copy.deepcopy(self._parsed())
 
     def with_overrides(self, overrides: Sequence[str]) -> "Config":
         """A new Config: this one's source file read again with its overrides, then `overrides` (the same

@@ -125,6 +125,9 @@ def test_train_returns_a_completed_run_that_open_run_reads_back(tmp_path):
     np.testing.assert_array_equal(again.metrics["train_loss"], [r["train_loss"] for r in records])
     np.testing.assert_array_equal(again.grad_norms["global"], g["global"])
     assert again.fingerprint == cfg.fingerprint()  # of the config given (config.toml adds the vocabulary)
+    # A C++ error raised while the GIL is released comes back as normlab.Error.
+    with pytest.raises(normlab.Error, match="tiny"):
+        normlab.train(cfg)  # the directory holds a run now: resume it, or overwrite=True
 
 
 def test_metrics_frame_needs_pandas(tmp_path, monkeypatch):
