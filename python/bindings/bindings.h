@@ -3,8 +3,10 @@
 //   autograd.cpp   normlab.Var, backward, no_grad, the tape
 //   ops.cpp        normlab.ops: the differentiable ops of autograd/ops.h
 //   gradcheck.cpp  the C++ op registry's gradient checks (normlab gradcheck --op NAME)
+//   runs.cpp       load_config and train (the GIL released while it trains)
 //   module.cpp     the module itself and the error translation
-// The package's Python half (normlab/__init__.py, gradcheck, tensor()) is in python/normlab/.
+// The package's Python half (normlab/__init__.py, gradcheck, tensor(), Config, train(), Run) is in
+// python/normlab/.
 #pragma once
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -35,5 +37,6 @@ void bind_tensor(nb::module_& m);
 void bind_autograd(nb::module_& m);
 void bind_ops(nb::module_& ops);
 void bind_gradcheck(nb::module_& m);
+void bind_runs(nb::module_& m);
 
 }  // namespace normlab::python

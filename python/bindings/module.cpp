@@ -36,12 +36,13 @@ void register_errors(nb::module_& m) {
 
 NB_MODULE(_normlab, m) {
   using namespace normlab::python;
-  m.doc() = "normlab's C++ engine: tensors, the tape, the differentiable ops (normlab.ops) and the op registry's "
-            "gradient checks. Import the package `normlab`, which re-exports this module.";
+  m.doc() = "normlab's C++ engine: tensors, the tape, the differentiable ops (normlab.ops), the op registry's "
+            "gradient checks, load_config and train. Import the package `normlab`, which re-exports this module.";
   register_errors(m);
   bind_tensor(m);
   bind_autograd(m);
   nb::module_ ops = m.def_submodule("ops", "The differentiable ops of autograd/ops.h, on Vars.");
   bind_ops(ops);
   bind_gradcheck(m);
+  bind_runs(m);
 }

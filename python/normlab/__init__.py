@@ -6,9 +6,12 @@
     y = ops.sum_all(ops.square(ops.layer_norm(x)))
     y.backward()                     # x.grad: a Tensor; x.grad.numpy() views it
     normlab.gradcheck(lambda x: ops.rms_norm(x), [np.random.randn(3, 5)])
+    run = normlab.train(normlab.load_config("experiments/configs/quickstart.toml"))
+    run.metrics["train_loss"], run.grad_norms["global"]     # NumPy, from the run's files
 
 Tensor, Var, no_grad, ops, Error and the op registry come from the extension module _normlab;
-gradcheck, gradcheck_op and tensor are written in Python (gradcheck.py, here).
+gradcheck, gradcheck_op and tensor are written in Python (gradcheck.py, tensor.py, here), and so are
+Config, train, Run and open_run over the module's load_run_config and train_run (runs.py).
 """
 import atexit as _atexit
 import pkgutil as _pkgutil
@@ -23,11 +26,12 @@ from ._normlab import (Error, Tensor, Var, backward, clear_tape, constant, grad_
                        op_case_names, parameter, tape_size)
 from ._normlab import ops
 from .gradcheck import GradcheckError, InputCheck, gradcheck, gradcheck_op
+from .runs import Config, Interrupted, Run, Section, load_config, open_run, train
 from .tensor import tensor
 
 __all__ = ["Error", "Tensor", "Var", "backward", "clear_tape", "constant", "grad_enabled", "no_grad",
            "op_case_names", "ops", "parameter", "tape_size", "gradcheck", "gradcheck_op", "GradcheckError",
-           "InputCheck", "tensor"]
+           "InputCheck", "tensor", "Config", "Interrupted", "Run", "Section", "load_config", "open_run", "train"]
 
 # Ops recorded but never consumed by backward() hold their tensors (and the NumPy arrays those
 # view) on the thread's tape: drop them while the interpreter is still alive.
