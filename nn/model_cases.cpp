@@ -128,26 +128,22 @@ void register_model_cases(std::vector<OpCase>& cases) {
   cases.push_back(make_model_case("model_gemma",
                                   "tiny Gemma-like LM: head_dim 6 != 8/4, (1+w) RMSNorm, GeGLU, sqrt(d) scale",
                                   tiny_rope_config("gemma")));
-  for (const NormPlacement placement : {NormPlacement::Post, NormPlacement::Pre}) {
-    ModelConfig encoder = tiny_model_config(placement);
-    encoder.arch = ModelArch::Encoder;
-    cases.push_back(make_model_case(fmt::format("model_encoder_{}", placement),
-                                    fmt::format("tiny {}-LN bidirectional encoder, masked-LM targets (every third "
-                                                "counted)",
-                                                placement == NormPlacement::Post ? "Post" : "Pre"),
-                                    encoder));
-  }
-  for (const NormPlacement placement : {NormPlacement::Post, NormPlacement::Pre}) {
-    ModelConfig seq2seq = tiny_model_config(placement);
-    seq2seq.arch = ModelArch::EncoderDecoder;
-    seq2seq.embedding_scale = EmbeddingScale::SqrtD;
-    seq2seq.position_embedding = PositionEmbedding::Sinusoidal;
-    cases.push_back(make_model_case(fmt::format("model_encoder_decoder_{}", placement),
-                                    fmt::format("tiny {}-LN encoder-decoder (fairseq's Transformer): cross-attention, "
-                                                "padded sources",
-                                                placement == NormPlacement::Post ? "Post" : "Pre"),
-                                    seq2seq));
-  }
+  // The paper's other architectures: a bidirectional encoder (masked-LM targets, every third
+  // counted) and fairseq's encoder-decoder (cross-attention, padded sources).
+  for (const ModelArch arch : {ModelArch::Encoder, ModelArch::EncoderDecoder})
+    for (const NormPlacement placement : {NormPlacement::Post, NormPlacement::Pre}) {
+      ModelConfig c = tiny_model_config(placement);
+      c.arch = arch;
+      if (arch == ModelArch::EncoderDecoder) {
+        c.embedding_scale = EmbeddingScale::SqrtD;
+        c.position_embedding = PositionEmbedding::Sinusoidal;
+      }
+      const char* what = arch == ModelArch::Encoder ? "bidirectional encoder, masked-LM targets (every third counted)"
+                                                    : "encoder-decoder (fairseq's Transformer): cross-attention, padded sources";
+      cases.push_back(make_model_case(fmt::format("model_{}_{}", arch, placement),
+                                      fmt::format("tiny {}-LN {}", placement == NormPlacement::Post ? "Post" : "Pre", what),
+                                      c));
+    }
   register_moe_cases(cases);
   register_norm_kind_cases(cases);
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "nn/model_cases.h"
 #include "nn/transformer.h"
 
 namespace normlab {
@@ -49,22 +50,14 @@ Tensor ints(const std::vector<double>& values, const Shape& shape) {
 }
 
 ModelConfig fixture_config(NormPlacement placement) {
-  ModelConfig c;
+  ModelConfig c = tiny_model_config(placement);  // vocab 11, d 8, 2 heads, 2 + 2 layers, d_ff 16, float64
   c.arch = ModelArch::EncoderDecoder;
-  c.vocab_size = 11;
-  c.d_model = 8;
-  c.n_heads = 2;
-  c.n_layers = 2;
-  c.d_ff = 16;
-  c.context_length = 5;
-  c.norm_placement = placement;
   c.norm_type = NormType::LayerNorm;
   c.norm_eps = 1e-5;
   c.ffn_type = FfnType::Relu;
   c.position_embedding = PositionEmbedding::Sinusoidal;
   c.embedding_scale = EmbeddingScale::SqrtD;
   c.tie_embeddings = true;
-  c.dtype = ParamDType::Float64;
   return c;
 }
 
