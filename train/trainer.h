@@ -2,7 +2,7 @@
 //   runs/<name>/config.toml        the resolved configuration
 //   runs/<name>/tokenizer.json     the tokenizer (char vocabularies are built from the training text)
 //   runs/<name>/metrics.jsonl      step, train loss, val loss (every log.eval_every), lr, grad norm, tokens/s
-//   runs/<name>/grad_norms.csv     per-parameter and per-layer gradient norms (step 0 = initialization,
+//   runs/<name>/grad_norms.csv     per-parameter and per-layer gradient norms (step 1 = the gradient at initialization,
 //                                  every log.grad_norm_every steps and the last step)
 //                                  and the residual-stream RMS entering each layer
 //   runs/<name>/summary.json       status completed | diverged (step, reason; with train.detect_anomaly
