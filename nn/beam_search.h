@@ -32,7 +32,8 @@ struct BeamOptions {
 };
 
 // Next-token log-probabilities for each prefix: prefixes[i] (tokens so far, BOS excluded) ->
-// result[i] (V values, log-softmax of the model's logits at the prefix's last position).
+// result[i] (V values, log-softmax of the model's logits at the prefix's last position). The
+// prefixes of one call all have step - 1 tokens, so a model can score them as one batch.
 using NextTokenScorer =
     std::function<std::vector<std::vector<double>>(const std::vector<std::vector<int32_t>>& prefixes)>;
 

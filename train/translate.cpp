@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "autograd/tape.h"
 #include "core/error.h"
@@ -50,17 +51,33 @@ std::vector<int32_t> translate(TransformerLM& model, const std::vector<int32_t>&
   NoGradGuard no_grad;
   const EvalModeGuard eval(model);
   const Device device = model.parameters().front().value().device();
-  const Var memory = model.encode(Tensor::from_ints(with_eos, {1, s}).to(device), Tensor());  // (1,S,C)
+  // The encoder's output for n copies of the source (n = the live hypotheses), made once per n, so
+  // that every step decodes all live prefixes (they have one length) in one batch.
+  std::map<size_t, Var> memories;
+  const auto memory_for = [&](size_t n) {
+    if (!memories.count(n)) {
+      std::vector<int32_t> copies;
+      for (size_t i = 0; i < n; ++i) copies.insert(copies.end(), with_eos.begin(), with_eos.end());
+      memories[n] = model.encode(Tensor::from_ints(copies, {static_cast<int64_t>(n), s}).to(device), Tensor());
+    }
+    return memories[n];  // (n,S,C)
+  };
   const NextTokenScorer scorer = [&](const std::vector<std::vector<int32_t>>& prefixes) {
-    std::vector<std::vector<double>> rows;
+    const size_t n = prefixes.size(), t = prefixes.front().size() + 1;
+    std::vector<int32_t> ids;
     for (const std::vector<int32_t>& prefix : prefixes) {
-      std::vector<int32_t> ids{tokens.bos};
+      NL_CHECK(prefix.size() + 1 == t, "translate", "prefixes of {} and {} tokens in one step", t - 1, prefix.size());
+      ids.push_back(tokens.bos);
       ids.insert(ids.end(), prefix.begin(), prefix.end());
-      const auto t = static_cast<int64_t>(ids.size());
-      const Tensor logits = model.decode(Tensor::from_ints(ids, {1, t}).to(device), memory, Tensor()).value();
-      const std::vector<double> all = logits.to_vector();  // (1,T,V)
-      const auto v = static_cast<size_t>(logits.size(2));
-      rows.push_back(log_softmax({all.end() - static_cast<std::ptrdiff_t>(v), all.end()}));
+    }
+    const Tensor logits = model.decode(Tensor::from_ints(ids, {static_cast<int64_t>(n), static_cast<int64_t>(t)}).to(device),
+                                       memory_for(n), Tensor()).value();  // (n,T,V)
+    const std::vector<double> all = logits.to_vector();
+    const auto v = static_cast<size_t>(logits.size(2));
+    std::vector<std::vector<double>> rows;
+    for (size_t i = 0; i < n; ++i) {
+      const auto last = all.begin() + static_cast<std::ptrdiff_t>((i * t + t - 1) * v);  // row i, position T-1
+      rows.push_back(log_softmax({last, last + static_cast<std::ptrdiff_t>(v)}));
     }
     return rows;
   };

@@ -18,8 +18,8 @@ struct DecodeOptions {
 };
 
 // The best target for `source` (ordinary ids, without EOS): the model encodes source + EOS once
-// (as the data feeds it) and beam search extends BOS + prefix through the decoder, recomputing
-// the whole prefix each step. Returns ordinary ids, the final EOS dropped. Runs without the tape
+// (as the data feeds it) and beam search extends BOS + prefix through the decoder, all live
+// hypotheses in one batch, recomputing the whole prefix each step (no key/value cache). Returns ordinary ids, the final EOS dropped. Runs without the tape
 // and in eval mode (the model's mode is restored). Throws "[translate] ..." when source + EOS is
 // longer than context_length or the model is not an encoder-decoder.
 std::vector<int32_t> translate(TransformerLM& model, const std::vector<int32_t>& source, const PairTokens& tokens,
