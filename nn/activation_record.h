@@ -38,8 +38,9 @@ double host_rms(const Tensor& x);
 
 // Records scope.logit_max and scope.entropy of one attention: scores (B,H,Tq,Tk) before scaling,
 // probs = the softmax of scale * scores under the mask (causal: key j <= i, and i - window <= j
-// when window > 0).
+// when window > 0; key_padding (B,Tk) int32, 1 = a padded key, which no query sees, or undefined).
 void record_attention(ActivationRecorder& recorder, const std::string& scope, const Tensor& scores,
-                      const Tensor& probs, double scale, bool causal, int64_t window);
+                      const Tensor& probs, double scale, bool causal, int64_t window,
+                      const Tensor& key_padding = Tensor());
 
 }  // namespace normlab

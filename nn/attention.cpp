@@ -91,7 +91,8 @@ Var CausalSelfAttention::attend(const Var& q, const Var& k, const Var& v, const 
   if (key_padding) probs = masked_softmax(scores, *key_padding, causal_, scale_factor);  // encoder_decoder
   else probs = causal_ ? causal_softmax(scores, window_, scale_factor) : softmax(scale(scores, scale_factor));
   if (ActivationRecorder* recorder = activation_recorder())
-    record_attention(*recorder, scope(), scores.value(), probs.value(), scale_factor, causal_, window_);
+    record_attention(*recorder, scope(), scores.value(), probs.value(), scale_factor, causal_, window_,
+                     key_padding ? *key_padding : Tensor());
   if (group != 1) probs = reshape(probs, {b, kv_heads_, group * tq, tk});
   const Var heads = matmul(probs, v);                                          // (B,K,group Tq,D)
   return group == 1 ? heads : reshape(heads, {b, heads_, tq, head_dim_});    // (B,H,Tq,D)

@@ -1,5 +1,5 @@
 // The forward statistics of nn/activation_record.h on crafted attention scores: the masked keys
-// (the future, beyond a sliding window) never count, and the entropy is that of the rows given.
+// (the future, beyond a sliding window, padded keys) never count, and the entropy is that of the rows given.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -52,6 +52,24 @@ TEST(ActivationRecord, BidirectionalAttentionSeesEveryKey) {
   ActivationRecorder r;
   record_attention(r, "a", crafted_scores(), uniform_causal_probs(0), 1.0, /*causal=*/false, 0);
   EXPECT_DOUBLE_EQ(recorded(r, "a.logit_max"), 50.0);
+}
+
+TEST(ActivationRecord, PaddedKeysNeverCountPerBatchRow) {
+  // Two sequences of crafted_scores(), bidirectional: sequence 0 pads keys 1 and 2, sequence 1 key 1.
+  const std::vector<double> one = crafted_scores().to_vector();
+  std::vector<double> scores = one;
+  scores.insert(scores.end(), one.begin(), one.end());
+  std::vector<double> probs(18, 0.0);
+  for (int i = 0; i < 3; ++i) {
+    probs[static_cast<size_t>(i * 3)] = 1.0;                                   // sequence 0: key 0
+    probs[static_cast<size_t>(9 + i * 3)] = probs[static_cast<size_t>(9 + i * 3 + 2)] = 0.5;  // sequence 1: keys 0, 2
+  }
+  ActivationRecorder r;
+  record_attention(r, "a", Tensor::from_vector(scores, {2, 1, 3, 3}, DType::F64),
+                   Tensor::from_vector(probs, {2, 1, 3, 3}, DType::F64), 1.0, /*causal=*/false, 0,
+                   Tensor::from_ints({0, 1, 1, 0, 1, 0}, {2, 3}));
+  EXPECT_DOUBLE_EQ(recorded(r, "a.logit_max"), 40.0);  // sequence 1's key 2; the padded 50 is hidden
+  EXPECT_NEAR(recorded(r, "a.entropy"), std::log(2.0) / 2, 1e-12);
 }
 
 TEST(ActivationRecord, RecordsOnlyWhileInstalledAndNests) {
