@@ -38,7 +38,7 @@ struct TrainResult {
   std::optional<AnomalyRecord> anomaly;  // train.detect_anomaly: the first op that made inf/NaN
   double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0;  // NaN if never measured
   double tokens_per_second = 0, wall_seconds = 0;
-  double bleu = NAN;  // log.bleu_pairs > 0 (encoder_decoder): the final greedy corpus BLEU
+  double bleu = NAN;  // log.bleu_pairs > 0 (encoder_decoder): the final greedy corpus BLEU (rank 0)
   bool fail_on_divergence = false;  // the run's train.fail_on_divergence (a resumed run: its own config's)
 };
 

@@ -262,7 +262,7 @@ TrainResult finish(TrainState& s) {
   if (result.status != RunStatus::Diverged)
     checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, result.steps_done, s.comm);
   if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
-  if (result.status == RunStatus::Completed && s.c.log.bleu_pairs > 0)
+  if (result.status == RunStatus::Completed && s.c.log.bleu_pairs > 0 && s.files.dir)  // rank 0 writes summary.json
     if (const PairDataset* pairs = as_pair_dataset(*s.data))
       result.bleu = validation_bleu(*s.model, *pairs, s.c.log.bleu_pairs, {1, 0, 1.0}).bleu;
   result.tokens_per_second = s.tokens_per_second;

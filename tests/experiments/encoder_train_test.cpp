@@ -102,6 +102,9 @@ TEST(EncoderConfig, ErrorsNameFileLineAndKey) {
             "x.toml:3: [model] sliding_window (4) limits causal attention: arch 'encoder' attends to every "
             "position, so it must be 0");
   EXPECT_EQ(file_error("[data]\nmask_prob = 1.5\n"), "x.toml:2: [data] mask_prob must be in (0, 1), got 1.5");
+  EXPECT_EQ(file_error("[log]\nbleu_pairs = 10\n"),
+            "x.toml:2: [log] bleu_pairs (10) scores translations: it needs model.arch = \"encoder_decoder\", got "
+            "\"decoder\"");
 }
 
 // model.arch = "decoder" and data.mask_prob = 0.15 (the defaults) read as absent keys, so runs made
