@@ -11,7 +11,7 @@
 
 Tensor, Var, no_grad, ops, Error and the op registry come from the extension module _normlab;
 gradcheck, gradcheck_op and tensor are written in Python (gradcheck.py, tensor.py, here), and so are
-Config, train, Run and open_run over the module's load_run_config and train_run (runs.py).
+Config and load_config over the module's load_run_config (config.py); train, Run and open_run over train_run (runs.py).
 """
 import atexit as _atexit
 import pkgutil as _pkgutil
@@ -26,7 +26,8 @@ from ._normlab import (Error, Tensor, Var, backward, clear_tape, constant, grad_
                        op_case_names, parameter, tape_size)
 from ._normlab import ops
 from .gradcheck import GradcheckError, InputCheck, gradcheck, gradcheck_op
-from .runs import Config, Interrupted, Run, Section, load_config, open_run, train
+from .config import Config, Section, load_config
+from .runs import Interrupted, Run, open_run, train
 from .tensor import tensor
 
 __all__ = ["Error", "Tensor", "Var", "backward", "clear_tape", "constant", "grad_enabled", "no_grad",
