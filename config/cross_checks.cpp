@@ -95,7 +95,7 @@ std::vector<CrossCheck> build_cross_checks() {
   c.push_back({"model", {"model.norm_type", "model.d_model", "model.norm_groups"},
                [](const RunConfig& r) {
                  const ModelConfig& m = r.model;
-                 if (m.norm_type != NormType::GroupNorm || m.d_model % m.norm_groups == 0) return std::string();
+                 if (!norm_kind(m.norm_type).grouped || m.d_model % m.norm_groups == 0) return std::string();
                  return fmt::format("d_model ({}) must be divisible by norm_groups ({}) for groupnorm",
                                     m.d_model, m.norm_groups);
                }});

@@ -6,6 +6,10 @@
 //     static constexpr std::array<NamedValue<Fruit>, 2> values{{{Fruit::Apple, "apple"}, {Fruit::Pear, "pear"}}};
 //   };
 //   enum_name(Fruit::Pear) == "pear";  parse_enum<Fruit>("apple") == Fruit::Apple;  enum_names<Fruit>()
+//
+// An enum whose names are only known at run time (rows of a table that grows: NormType) declares
+//   static std::vector<NamedValue<E>> runtime_values();
+// in its EnumNames instead of `values`.
 #pragma once
 #include <array>
 #include <optional>
@@ -28,23 +32,33 @@ template <typename E> struct NamedValue {
 
 template <typename E> struct EnumNames;  // specialised next to each enum
 
-template <typename E> concept NamedEnum = std::is_enum_v<E> && requires { EnumNames<E>::values; };
+template <typename E>
+concept NamedEnum = std::is_enum_v<E> && (requires { EnumNames<E>::values; } || requires { EnumNames<E>::runtime_values(); });
+
+// Every (value, name) pair of the enum.
+template <NamedEnum E> auto named_values() {
+  if constexpr (requires { EnumNames<E>::values; }) {
+    return EnumNames<E>::values;
+  } else {
+    return EnumNames<E>::runtime_values();
+  }
+}
 
 template <typename E> std::string enum_name(E value) {
-  for (const NamedValue<E>& v : EnumNames<E>::values)
+  for (const NamedValue<E>& v : named_values<E>())
     if (v.value == value) return std::string(v.name);
   return "<invalid " + std::to_string(static_cast<int>(value)) + ">";
 }
 
 template <typename E> std::optional<E> parse_enum(std::string_view name) {
-  for (const NamedValue<E>& v : EnumNames<E>::values)
+  for (const NamedValue<E>& v : named_values<E>())
     if (v.name == name) return v.value;
   return std::nullopt;
 }
 
 template <typename E> std::vector<std::string> enum_names() {
   std::vector<std::string> names;
-  for (const NamedValue<E>& v : EnumNames<E>::values) names.emplace_back(v.name);
+  for (const NamedValue<E>& v : named_values<E>()) names.emplace_back(v.name);
   return names;
 }
 

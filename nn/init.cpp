@@ -45,7 +45,7 @@ std::optional<double> norm_initial_value(const std::string& name, const ModelCon
   const size_t last = module.rfind('.');
   if (module.substr(last == std::string::npos ? 0 : last + 1).find("norm") == std::string::npos) return std::nullopt;
   for (const NormParam& p : norm_kind(config.norm_type).params)
-    if (p.name == leaf) return p.initial(config.d_model);
+    if (p.name == leaf) return p.initial;
   return std::nullopt;
 }
 

@@ -3,13 +3,16 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/named_enum.h"
 
 namespace normlab {
 
-// Gemma's RmsNormUnitOffset scales by (1 + w), so its gain starts at 0. DynamicTanh: Zhu et al.
-// 2025's tanh(alpha x) in place of the norm. What each one holds and computes: nn/norm_kinds.h.
+// The built-in norms, in the order of their rows in nn/norm_kinds.cpp (which holds their names,
+// parameters and forwards); rows registered at run time take the ids after None. Gemma's
+// RmsNormUnitOffset scales by (1 + w), so its gain starts at 0. DynamicTanh: Zhu et al. 2025's
+// tanh(alpha x) in place of the norm.
 enum class NormType { LayerNorm, RmsNorm, RmsNormUnitOffset, GroupNorm, BatchNorm, DynamicTanh, None };
 // Post: Vaswani/GPT-1/Xiong Post-LN. Pre: GPT-2/LLaMA, with a final norm. None: residual only.
 // Sandwich: Peri-LN, a norm before and after each sub-layer, final norm. DeepNorm: Wang et al. 2022.
@@ -40,14 +43,9 @@ enum class ParamDType { Float32, Float64 };
 // nn/seq2seq_layer.h); its forward and losses take the sources.
 enum class ModelArch { Decoder, Encoder, EncoderDecoder };
 
+// Names from the norm table, which grows at run time (nn/norm_kinds.cpp).
 template <> struct EnumNames<NormType> {
-  static constexpr std::array<NamedValue<NormType>, 7> values{{{NormType::LayerNorm, "layernorm"},
-                                                                {NormType::RmsNorm, "rmsnorm"},
-                                                                {NormType::RmsNormUnitOffset, "rmsnorm_unit_offset"},
-                                                                {NormType::GroupNorm, "groupnorm"},
-                                                                {NormType::BatchNorm, "batchnorm"},
-                                                                {NormType::DynamicTanh, "dyt"},
-                                                                {NormType::None, "none"}}};
+  static std::vector<NamedValue<NormType>> runtime_values();
 };
 template <> struct EnumNames<NormPlacement> {
   static constexpr std::array<NamedValue<NormPlacement>, 6> values{{{NormPlacement::Post, "post"},

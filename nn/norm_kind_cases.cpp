@@ -20,7 +20,7 @@ OpCase composed_norm_case(const NormKind& kind) {
   config.bias = true;
   const std::vector<NormParam> params = norm_params(config);
   OpCase c;
-  c.name = "norm_" + enum_name(kind.type) + "_composed";
+  c.name = "norm_" + kind.name + "_composed";
   c.description = std::string(kind.formula) + ", composed of plain ops";
   c.input_names = {"x"};
   for (const NormParam& p : params) c.input_names.emplace_back(p.name);
@@ -29,13 +29,13 @@ OpCase composed_norm_case(const NormKind& kind) {
     Generator gen(seed);
     std::vector<Tensor> t = {Tensor::randn(hint.empty() ? Shape{2, 3, kChannels} : hint, gen, 0.3, 1.0, DType::F64)};
     for (const NormParam& p : params)
-      t.push_back(Tensor::randn({p.per_channel ? kChannels : 1}, gen, p.initial(kChannels), 0.2, DType::F64));
+      t.push_back(Tensor::randn({p.per_channel ? kChannels : 1}, gen, p.initial, 0.2, DType::F64));
     return t;
   };
   c.fn = [&kind, params](const std::vector<Var>& v) {
     NormCall call;
     for (size_t i = 0; i < params.size(); ++i) call.params.emplace_back(params[i].name, v[i + 1]);
-    call.groups = 2;
+    call.groups = kind.grouped ? 2 : 1;
     return kind.composed(v[0], call);
   };
   c.options.step = 1e-5;
@@ -46,8 +46,8 @@ OpCase composed_norm_case(const NormKind& kind) {
 }  // namespace
 
 void register_norm_kind_cases(std::vector<OpCase>& cases) {
-  for (const NormKind& kind : norm_kinds())
-    if (!kind.params.empty()) cases.push_back(composed_norm_case(kind));
+  for (const NormKind* kind : norm_kinds())
+    if (!kind->params.empty()) cases.push_back(composed_norm_case(*kind));
   for (const NormPlacement placement : {NormPlacement::Pre, NormPlacement::Post}) {
     ModelConfig c = tiny_model_config(placement);
     c.norm_type = NormType::DynamicTanh;

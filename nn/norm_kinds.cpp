@@ -1,6 +1,8 @@
 #include "nn/norm_kinds.h"
 
 #include <cmath>
+#include <deque>
+#include <mutex>
 
 #include "autograd/norm_reference.h"
 #include "autograd/ops.h"
@@ -8,9 +10,6 @@
 namespace normlab {
 
 namespace {
-
-double one(int64_t) { return 1.0; }
-double zero(int64_t) { return 0.0; }
 
 // Composed forms of the norms with a fused op: the textbook formulas of autograd/norm_reference.h.
 Var layer_norm_composed(const Var& x, const NormCall& c) {
@@ -60,30 +59,104 @@ Var NormCall::param(std::string_view name) const {
   return Var();
 }
 
-const std::vector<NormKind>& norm_kinds() {
-  static const std::vector<NormKind> kinds = {
-      {NormType::LayerNorm, "(x - mean) / sqrt(var + eps) * weight + bias",
-       {{"weight", true, false, one}, {"bias", true, true, zero}}, 1, 2, false, layer_norm_composed, layer_norm_fused},
-      {NormType::RmsNorm, "x / sqrt(mean(x^2) + eps) * weight", {{"weight", true, false, one}}, 1, 1, false,
-       rms_norm_composed, rms_norm_fused},
-      {NormType::RmsNormUnitOffset, "x / sqrt(mean(x^2) + eps) * (1 + weight)  (Gemma; weight stored 0)",
-       {{"weight", true, false, zero}}, 1, 1, false, rms_norm_unit_offset_composed, rms_norm_unit_offset_fused},
-      {NormType::GroupNorm, "layernorm within model.norm_groups groups of channels, then weight, bias",
-       {{"weight", true, false, one}, {"bias", true, true, zero}}, 1, 2, false, group_norm_composed, group_norm_fused},
-      {NormType::BatchNorm, "per channel over all B*T rows (eval: running statistics), then weight, bias",
-       {{"weight", true, false, one}, {"bias", true, true, zero}}, 1, 0, true, batch_norm_composed, batch_norm_fused},
-      {NormType::DynamicTanh, "tanh(alpha * x) * weight + bias  (Zhu et al. 2025; alpha one scalar, 0.5)",
-       {{"alpha", false, false, [](int64_t) { return 0.5; }}, {"weight", true, false, one}, {"bias", true, true, zero}},
-       4, 0, false, dynamic_tanh, nullptr},
-      {NormType::None, "identity", {}, 0, 0, false, identity, nullptr},
+namespace {
+
+const NormParam kWeight{.name = "weight"};
+const NormParam kZeroWeight{.name = "weight", .initial = 0.0};
+const NormParam kBias{.name = "bias", .needs_bias = true, .initial = 0.0};
+
+std::deque<NormKind> builtin_rows() {
+  std::deque<NormKind> rows = {
+      {.type = NormType::LayerNorm, .name = "layernorm", .formula = "(x - mean) / sqrt(var + eps) * weight + bias",
+       .params = {kWeight, kBias}, .kept_row_statistics = 2,  // mean and rstd
+       .composed = layer_norm_composed, .fused = layer_norm_fused},
+      {.type = NormType::RmsNorm, .name = "rmsnorm", .formula = "x / sqrt(mean(x^2) + eps) * weight",
+       .params = {kWeight}, .kept_row_statistics = 1, .composed = rms_norm_composed, .fused = rms_norm_fused},
+      {.type = NormType::RmsNormUnitOffset, .name = "rmsnorm_unit_offset",
+       .formula = "x / sqrt(mean(x^2) + eps) * (1 + weight)  (Gemma; weight stored 0)", .params = {kZeroWeight},
+       .kept_row_statistics = 1, .composed = rms_norm_unit_offset_composed, .fused = rms_norm_unit_offset_fused},
+      {.type = NormType::GroupNorm, .name = "groupnorm",
+       .formula = "layernorm within model.norm_groups groups of channels, then weight, bias",
+       .params = {kWeight, kBias}, .kept_row_statistics = 2, .grouped = true, .composed = group_norm_composed,
+       .fused = group_norm_fused},
+      {.type = NormType::BatchNorm, .name = "batchnorm",
+       .formula = "per channel over all B*T rows (eval: running statistics), then weight, bias",
+       .params = {kWeight, kBias}, .running_statistics = true, .composed = batch_norm_composed,
+       .fused = batch_norm_fused},
+      {.type = NormType::DynamicTanh, .name = "dyt",
+       .formula = "tanh(alpha * x) * weight + bias  (Zhu et al. 2025; alpha one scalar, 0.5)",
+       .params = {{.name = "alpha", .per_channel = false, .initial = 0.5}, kWeight, kBias},
+       .kept_tensors = 4,  // alpha x, its tanh, the scaled tanh, the output
+       .composed = dynamic_tanh},
+      {.type = NormType::None, .name = "none", .formula = "identity", .kept_tensors = 0, .composed = identity},
   };
-  return kinds;
+  for (size_t i = 0; i < rows.size(); ++i)
+    NL_CHECK(static_cast<size_t>(rows[i].type) == i, "norm", "row {} ('{}') is out of NormType order", i, rows[i].name);
+  return rows;
+}
+
+// The table and the lock that guards its growth (rows never move: a deque keeps references).
+struct NormTable {
+  std::mutex mutex;
+  std::deque<NormKind> rows = builtin_rows();
+  size_t builtin = rows.size();
+};
+
+NormTable& table() {
+  static NormTable t;
+  return t;
+}
+
+}  // namespace
+
+std::vector<const NormKind*> norm_kinds() {
+  NormTable& t = table();
+  const std::lock_guard lock(t.mutex);
+  std::vector<const NormKind*> out;
+  for (const NormKind& k : t.rows) out.push_back(&k);
+  return out;
 }
 
 const NormKind& norm_kind(NormType type) {
-  for (const NormKind& k : norm_kinds())
-    if (k.type == type) return k;
-  fail("norm", "no row for norm type {} in nn/norm_kinds.cpp", static_cast<int>(type));
+  NormTable& t = table();
+  const std::lock_guard lock(t.mutex);
+  const auto index = static_cast<size_t>(type);
+  NL_CHECK(index < t.rows.size(), "norm", "no row for norm type {} in the norm table", static_cast<int>(type));
+  return t.rows[index];
+}
+
+std::optional<NormType> find_norm_kind(std::string_view name) {
+  NormTable& t = table();
+  const std::lock_guard lock(t.mutex);
+  for (auto k = t.rows.rbegin(); k != t.rows.rend(); ++k)
+    if (k->name == name) return k->type;
+  return std::nullopt;
+}
+
+std::vector<NamedValue<NormType>> EnumNames<NormType>::runtime_values() {
+  std::vector<NamedValue<NormType>> out;
+  for (const NormKind* k : norm_kinds())
+    if (find_norm_kind(k->name) == k->type) out.push_back({k->type, k->name});  // a name's latest row
+  return out;
+}
+
+NormType register_norm_kind(NormKind kind) {
+  NL_CHECK(!kind.name.empty() && kind.name.find_first_of(" \t\"'=,") == std::string::npos, "register_norm",
+           "a norm's name must be a non-empty word, got '{}'", kind.name);
+  NL_CHECK(kind.composed != nullptr, "register_norm", "norm '{}' needs a forward", kind.name);
+  NL_CHECK(!kind.running_statistics && !kind.fused, "register_norm",
+           "norm '{}': running statistics and fused ops are for built-in rows", kind.name);
+  for (size_t i = 0; i < kind.params.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      NL_CHECK(kind.params[i].name != kind.params[j].name, "register_norm", "norm '{}' names parameter '{}' twice",
+               kind.name, kind.params[i].name);
+  NormTable& t = table();
+  const std::lock_guard lock(t.mutex);
+  for (size_t i = 0; i < t.builtin; ++i)
+    NL_CHECK(t.rows[i].name != kind.name, "register_norm", "'{}' is a built-in norm; choose another name", kind.name);
+  kind.type = static_cast<NormType>(t.rows.size());
+  t.rows.push_back(std::move(kind));
+  return t.rows.back().type;
 }
 
 std::vector<NormParam> norm_params(const ModelConfig& config) {

@@ -8,15 +8,15 @@
 namespace normlab {
 
 Norm::Norm(const ModelConfig& config, int64_t dim)
-    : kind_(&norm_kind(config.norm_type)), eps_(config.norm_eps), groups_(config.norm_groups) {
+    : kind_(&norm_kind(config.norm_type)), eps_(config.norm_eps), groups_(kind_->grouped ? config.norm_groups : 1) {
   if (kind_->type == NormType::None) return;
-  NL_CHECK(eps_ > 0, "model", "norm_eps must be > 0 for norm_type '{}', got {}", enum_name(kind_->type), eps_);
+  NL_CHECK(eps_ > 0, "model", "norm_eps must be > 0 for norm_type '{}', got {}", kind_->name, eps_);
   const DType dtype = parameter_dtype(config);
   for (const NormParam& p : norm_params(config)) {
-    register_parameter(std::string(p.name), parameter(Tensor::full({p.per_channel ? dim : 1}, p.initial(dim), dtype)));
+    register_parameter(std::string(p.name), parameter(Tensor::full({p.per_channel ? dim : 1}, p.initial, dtype)));
     param_names_.emplace_back(p.name);
   }
-  if (kind_->type == NormType::GroupNorm)
+  if (kind_->grouped)
     NL_CHECK(groups_ > 0 && dim % groups_ == 0, "model",
              "norm_groups must be positive and divide d_model {}, got {}", dim, groups_);
   if (kind_->running_statistics) {
@@ -42,7 +42,8 @@ NormCall Norm::call() const {
 Var Norm::forward(const Var& x) {
   if (ActivationRecorder* recorder = activation_recorder())
     recorder->add(std::string(scope()) + ".input_rms", host_rms(x.value()));
-  return (kind_->fused ? kind_->fused : kind_->composed)(x, call());
+  const NormForward& forward = kind_->fused ? kind_->fused : kind_->composed;
+  return forward(x, call());
 }
 
 Var Norm::forward_composed(const Var& x) { return kind_->composed(x, call()); }

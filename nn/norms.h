@@ -1,13 +1,6 @@
 // Norm: the normalization layer chosen by ModelConfig::norm_type, over the last axis (C). Its
-// parameters, their initial values and its forward are its row of nn/norm_kinds.h:
-//   layernorm            (x - mean) * rstd * weight + bias      "weight" (C,) = 1, "bias" (C,) = 0 if bias
-//   rmsnorm              x / rms(x) * weight                    "weight" (C,) = 1
-//   rmsnorm_unit_offset  x / rms(x) * (1 + weight)   (Gemma)    "weight" (C,) stored 0, acts as 1
-//   groupnorm            layernorm within norm_groups groups    "weight", "bias" if bias
-//   batchnorm            per channel over all B*T rows          "weight", "bias" if bias; buffers
-//                        "running_mean" (C,) = 0, "running_var" (C,) = 1 (used in eval mode)
-//   dyt                  tanh(alpha x) * weight + bias          "alpha" (1,) = 0.5, "weight", "bias" if bias
-//   none                 identity, no parameters
+// parameters, their initial values, its buffers and its forward are its row of the norm table
+// (nn/norm_kinds.h; `normlab gradcheck --list` prints every row's formula).
 #pragma once
 #include <string>
 #include <vector>

@@ -79,7 +79,7 @@ double activation_elements(const RunConfig& c) {
   const double H = static_cast<double>(m.n_heads), V = static_cast<double>(m.vocab_size);
   const bool dropout = m.dropout > 0;
   const NormKind& norm = norm_kind(m.norm_type);
-  const double groups = m.norm_type == NormType::GroupNorm ? static_cast<double>(m.norm_groups) : 1;
+  const double groups = norm.grouped ? static_cast<double>(m.norm_groups) : 1;
   const double per_norm = norm.kept_tensors * N * C + norm.kept_row_statistics * N * groups;
   const double Q = static_cast<double>(m.n_heads * head_dim_of(m));
   const double KV = static_cast<double>(kv_heads_of(m) * head_dim_of(m));

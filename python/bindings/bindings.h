@@ -4,6 +4,7 @@
 //   ops.cpp        normlab.ops: the differentiable ops of autograd/ops.h
 //   gradcheck.cpp  the C++ op registry's gradient checks (normlab gradcheck --op NAME)
 //   runs.cpp       load_config and train (the GIL released while it trains)
+//   norms.cpp      norms defined in Python: rows of the norm table (normlab.register_norm)
 //   module.cpp     the module itself and the error translation
 // The package's Python half (normlab/__init__.py, gradcheck, tensor(), Config, train(), Run) is in
 // python/normlab/.
@@ -38,5 +39,6 @@ void bind_autograd(nb::module_& m);
 void bind_ops(nb::module_& ops);
 void bind_gradcheck(nb::module_& m);
 void bind_runs(nb::module_& m);
+void bind_norms(nb::module_& m);
 
 }  // namespace normlab::python

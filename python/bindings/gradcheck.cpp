@@ -14,13 +14,11 @@ using namespace nb::literals;
 
 namespace {
 
-// The op registry plus the whole-model cases nn/ adds, as the command line lists them.
-const std::vector<OpCase>& all_cases() {
-  static const std::vector<OpCase> cases = [] {
-    std::vector<OpCase> c = op_cases();
-    register_model_cases(c);
-    return c;
-  }();
+// The op registry plus the whole-model cases nn/ adds, as the command line lists them; built on
+// each call, so that norms registered since (normlab.register_norm) have their cases.
+std::vector<OpCase> all_cases() {
+  std::vector<OpCase> cases = op_cases();
+  register_model_cases(cases);
   return cases;
 }
 
@@ -38,12 +36,12 @@ void bind_gradcheck(nb::module_& m) {
   m.def(
       "run_op_case",
       [](const std::string& name, uint64_t seed, const std::vector<int64_t>& shape) {
+        const std::vector<OpCase> cases = all_cases();
         const OpCase* found = nullptr;
-        for (const OpCase& c : all_cases())
+        for (const OpCase& c : cases)
           if (c.name == name) found = &c;
         if (!found)
-          fail("gradcheck", "unknown op case '{}' ({} cases: normlab.op_case_names() lists them)", name,
-               all_cases().size());
+          fail("gradcheck", "unknown op case '{}' ({} cases: normlab.op_case_names() lists them)", name, cases.size());
         GradcheckOptions options = found->options;
         options.seed = seed;
         const auto inputs = found->make_inputs(seed, Shape(shape.begin(), shape.end()));

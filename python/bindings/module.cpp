@@ -45,4 +45,5 @@ NB_MODULE(_normlab, m) {
   bind_ops(ops);
   bind_gradcheck(m);
   bind_runs(m);
+  bind_norms(m);
 }

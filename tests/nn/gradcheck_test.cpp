@@ -4,6 +4,7 @@
 
 #include "autograd/gradcheck.h"
 #include "nn/model_cases.h"
+#include "nn/norm_kinds.h"
 
 namespace normlab {
 namespace {
@@ -21,7 +22,9 @@ void expect_case_passes(const OpCase& c) {
 TEST(ModelGradcheck, RegisteredCasesPass) {
   std::vector<OpCase> cases;
   register_model_cases(cases);
-  ASSERT_EQ(cases.size(), 13u + 6u + 2u);  // then every norm's composed form and the dyt models
+  size_t norms_with_parameters = 0;  // each has a composed case, named from its row
+  for (const NormKind* kind : norm_kinds()) norms_with_parameters += !kind->params.empty();
+  ASSERT_EQ(cases.size(), 13u + norms_with_parameters + 2u);  // then every norm's composed form and the dyt models
   EXPECT_EQ(cases[0].name, "model_post");
   EXPECT_EQ(cases[1].name, "model_pre");
   EXPECT_EQ(cases[2].name, "model_post_sinusoidal");
@@ -35,9 +38,10 @@ TEST(ModelGradcheck, RegisteredCasesPass) {
   EXPECT_EQ(cases[10].name, "moe_ffn");
   EXPECT_EQ(cases[11].name, "moe_load_balancing_loss");
   EXPECT_EQ(cases[12].name, "model_moe");
-  for (const char* name : {"norm_layernorm_composed", "norm_rmsnorm_composed", "norm_rmsnorm_unit_offset_composed",
-                           "norm_groupnorm_composed", "norm_batchnorm_composed", "norm_dyt_composed", "model_pre_dyt",
-                           "model_post_dyt"})
+  std::vector<std::string> names = {"model_pre_dyt", "model_post_dyt"};
+  for (const NormKind* kind : norm_kinds())
+    if (!kind->params.empty()) names.push_back("norm_" + kind->name + "_composed");
+  for (const std::string& name : names)
     EXPECT_EQ(std::count_if(cases.begin(), cases.end(), [&](const OpCase& c) { return c.name == name; }), 1) << name;
   for (const OpCase& c : cases) expect_case_passes(c);
 }
