@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Union
 import numpy as np
 
 from . import _normlab
+from . import progress as _progress
 from ._normlab import Error
 from .config import Config, PathLike, Section, load_config  # noqa: F401  (re-exported)
 
@@ -53,7 +54,7 @@ class Interrupted(KeyboardInterrupt):
 def train(config: Union[Config, PathLike, None] = None, quiet: bool = True,
           resume: Union[PathLike, "Run", bool, None] = None, stop_after: Optional[int] = None,
           overwrite: bool = False, extend_to_steps: Optional[int] = None,
-          allow_schedule_change: bool = False) -> "Run":
+          allow_schedule_change: bool = False, progress: Optional[bool] = None) -> "Run":
     """Trains one run, as `normlab train` does (train/trainer.h), and returns its Run.
 
     config: a Config (or a TOML path, read with load_config); the run goes to train.out_dir/train.name.
@@ -65,6 +66,8 @@ def train(config: Union[Config, PathLike, None] = None, quiet: bool = True,
       `normlab train --resume DIR train.steps=N --allow-schedule-change`). A finished run is returned
       as it is.
     stop_after: stop (status "stopped", checkpointed, resumable) after this many steps of this call.
+    progress: a progress bar (tqdm's when installed: a widget in a notebook) drawn from the run's
+      metrics.jsonl; None: when stdout is a terminal or a notebook.
 
     The GIL is released while it trains: other Python threads keep running. While it trains the
     trainer handles SIGINT and SIGTERM itself (train/stop_signals.h): the first one stops it after the
@@ -95,10 +98,20 @@ def train(config: Union[Config, PathLike, None] = None, quiet: bool = True,
         if extend_to_steps is not None:
             raise TypeError("extend_to_steps goes with resume (it extends a run under way)")
         run_config = (config if isinstance(config, Config) else load_config(config))._rc
-    result = _normlab.train_run(run_config, quiet=quiet, resume_dir=resume_dir, overwrite=overwrite,
-                                stop_after=-1 if stop_after is None else int(stop_after),
-                                extend_to_steps=extend_to_steps or 0,
-                                allow_schedule_change=allow_schedule_change)
+    def run_it():
+        return _normlab.train_run(run_config, quiet=quiet, resume_dir=resume_dir, overwrite=overwrite,
+                                  stop_after=-1 if stop_after is None else int(stop_after),
+                                  extend_to_steps=extend_to_steps or 0, allow_schedule_change=allow_schedule_change)
+
+    if _progress.wanted(progress):
+        shown = (config if isinstance(config, Config) else load_config(config) if config is not None
+                 else load_config(os.path.join(resume_dir, CONFIG_FILE)))
+        run_dir = resume_dir or os.path.join(shown["train.out_dir"], shown["train.name"])
+        total = extend_to_steps or shown["train.steps"]
+        with _progress.ProgressBar(Path(run_dir) / METRICS_FILE, total):
+            result = run_it()
+    else:
+        result = run_it()
     run = Run(result["run_dir"])
     if result["status"] == "interrupted":
         raise Interrupted(run, result["stop_signal"])

@@ -264,3 +264,13 @@ def test_train_sets_aside_a_pending_tape(tmp_path):
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
     with normlab.no_grad(), pytest.raises(normlab.Error, match="no_grad"):
         normlab.train(normlab.load_config(write_tiny(tmp_path), overrides=["train.name=other"]))
+
+
+def test_progress_draws_the_steps_from_the_metrics(tmp_path, capsys):
+    run = normlab.train(normlab.load_config(write_tiny(tmp_path, steps=6)), progress=True)
+    out = capsys.readouterr().out
+    assert run.status == "completed"
+    assert "] 6/6 loss " in out.splitlines()[-1].split("\r")[-1], repr(out)
+    normlab.train(normlab.load_config(write_tiny(tmp_path, steps=6, name="quiet.toml"),
+                                      overrides=["train.name=quiet"]), progress=False)
+    assert capsys.readouterr().out == ""
