@@ -96,8 +96,9 @@ Grids full_grids() {
   g.text_config = "text_corpus.toml";
   g.text_lrs = {"5e-4", "1e-3"};
   g.text_seeds = {1, 2, 3};
-  // E10b/c: one lr, where the pilot (seed 100, excluded) showed the contrast; about 40 CPU-minutes.
-  g.e10_lrs = {"1e-3"};
+  // E10b/c: lr 1e-3, where the pilot (seed 100, excluded) showed the contrast, and 2e-3, added after
+  // 1e-3's runs showed Post-LN learning without warmup there (docs/xiong/README.md, E10).
+  g.e10_lrs = {"1e-3", "2e-3"};
   g.e10_mlm_lr = "1e-3";
   g.e10_seeds = {1, 2, 3, 4};
   g.e10_mlm_seeds = {1, 2, 3, 4};
