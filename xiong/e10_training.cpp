@@ -28,7 +28,7 @@ void unless_learned(Verdict& v, const std::vector<double>& a, const std::vector<
 }  // namespace
 
 Verdict needs_warmup_verdict(const std::vector<double>& none, const std::vector<double>& warm, double learn_below) {
-  NL_CHECK(none.size() == warm.size(), "e10", "needs_warmup_verdict pairs seeds: {} and {} values", none.size(),
+  NL_CHECK(none.size() == warm.size(), "reproduce", "needs_warmup_verdict pairs seeds: {} and {} values", none.size(),
            warm.size());
   Verdict v;
   v.estimate = paired_difference(none, warm);
@@ -39,9 +39,9 @@ Verdict needs_warmup_verdict(const std::vector<double>& none, const std::vector<
 
 Verdict matches_verdict(const std::vector<double>& pre_none, const std::vector<double>& post_warm, double margin,
                         double learn_below) {
-  NL_CHECK(pre_none.size() == post_warm.size(), "e10", "matches_verdict pairs seeds: {} and {} values",
+  NL_CHECK(pre_none.size() == post_warm.size(), "reproduce", "matches_verdict pairs seeds: {} and {} values",
            pre_none.size(), post_warm.size());
-  NL_CHECK(margin > 0, "e10", "matches_verdict: the margin must be > 0, got {}", margin);
+  NL_CHECK(margin > 0, "reproduce", "matches_verdict: the margin must be > 0, got {}", margin);
   Verdict v;
   v.estimate = paired_difference(pre_none, post_warm);
   v.decide_direction(margin, Side::Below);
@@ -58,10 +58,10 @@ int64_t first_step_at_or_below(const Curve& curve, double target) {
 
 Speedup speedup(const std::vector<Curve>& post_warm, const std::vector<double>& post_final,
                 const std::vector<Curve>& pre_none, int64_t run_length) {
-  NL_CHECK(post_warm.size() == post_final.size() && post_warm.size() == pre_none.size(), "e10",
+  NL_CHECK(post_warm.size() == post_final.size() && post_warm.size() == pre_none.size(), "reproduce",
            "speedup pairs seeds: {} Post-LN curves, {} final losses, {} Pre-LN curves", post_warm.size(),
            post_final.size(), pre_none.size());
-  NL_CHECK(run_length > 0, "e10", "speedup: run_length must be > 0, got {}", run_length);
+  NL_CHECK(run_length > 0, "reproduce", "speedup: run_length must be > 0, got {}", run_length);
   Speedup s;
   std::vector<double> pre_for_ratio;
   for (size_t i = 0; i < post_warm.size(); ++i) {
