@@ -39,12 +39,12 @@ for v in verdicts:
     if v["ci_method"] not in ("bootstrap", "KM median ratio bootstrap") and v["ci_low"] is not None and v["ci_high"] is not None:
         assert v["ci_low"] <= v["estimate"] <= v["ci_high"], v
     if v["steps"] > 0:
-        assert v["task"] in ("copy", "text"), v
+        assert v["task"] in ("copy", "text", "translate", "mlm"), v
         assert v["schedule"], v
     if v["p_value"] is not None:
         assert v["p_holm"] is not None and v["p_holm"] >= v["p_value"] - 1e-12, v
 ids = {v["id"] for v in verdicts}
-for prefix in ("E1a", "E1b", "E3a@", "E3a'@", "E3c@", "E3d@", "E3h@", "E3a.text@", "E3d.text@", "E4a.", "E8"):
+for prefix in ("E1a", "E1b", "E3a@", "E3a'@", "E3c@", "E3d@", "E3h@", "E3a.text@", "E3d.text@", "E4a.", "E8", "E10a.", "E10b.warmup@", "E10b.match@", "E10c"):
     assert any(i.startswith(prefix) for i in ids), f"no verdict {prefix}* in {sorted(ids)}"
 print(f"verdicts.json: {len(verdicts)} verdicts, well formed")
 PY

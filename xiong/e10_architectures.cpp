@@ -2,7 +2,9 @@
 // per-layer profile at initialization, Figure 3(a,b)) in an encoder-decoder of L + L layers
 // (model.arch "encoder_decoder", fairseq's Transformer), both stacks reported, since the paper does
 // not say which one its figure shows. It tests v3's explanation of E2b's contradiction ("a
-// decoder-only stack"): were it right, Pre-LN's profile would be flat here.
+// decoder-only stack"): were it right, Pre-LN's profile would be flat here. E10b (the warmup grid on
+// synthetic translation) and E10c (section 4's BERT claim in a masked-LM encoder) follow in the same
+// section: e10_translation.cpp, e10_bert.cpp.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -66,7 +68,7 @@ std::string profile_figure(const Context& ctx, const nlohmann::json& data, int64
 
 }  // namespace
 
-Section run_e10(const Context& ctx) {
+Section run_e10(const Context& ctx, const TrainingResults& translate, const TrainingResults& mlm) {
   const Grids& g = ctx.grids;
   const int64_t layers = g.e2_depths.front();  // the paper's 6 + 6 in the full grid
   RunConfig key_config;
@@ -76,8 +78,9 @@ Section run_e10(const Context& ctx) {
                               {"batches", g.e2_probe.batches}, {"version", 1}};
   const nlohmann::json data = cached(ctx, "e10_profile", key, [&] { return measure(ctx, layers); });
 
-  Section s{"E10", "The paper's architectures (exploratory): E2 in an encoder-decoder", "", {}};
+  Section s{"E10", "The paper's architectures (exploratory): an encoder-decoder and a masked-LM encoder", "", {}};
   s.markdown += fmt::format(
+      "### E10a: E2 in an encoder-decoder\n\n"
       "E2's probe (same base model, {} seeds x {} batches of {} x {} random tokens, sources as random as the "
       "targets) in an encoder-decoder of {} + {} layers (`model.arch = \"encoder_decoder\"`, fairseq's "
       "Transformer: bidirectional encoder, causal decoder with cross-attention). Cells: last / first layer of "
@@ -107,6 +110,8 @@ Section run_e10(const Context& ctx) {
       flat.decide_within(0.8, 1.25);
       s.verdicts.insert(s.verdicts.end(), {grows, flat});
     }
+  if (translate.size() > 0) append_e10b(ctx, translate, s);
+  if (mlm.size() > 0) append_e10c(ctx, mlm, s);
   return s;
 }
 

@@ -8,7 +8,8 @@
 //   E7 gradient profile over training, Adam's update size   e7_mechanism.cpp
 //   E8 Post-LN vs Pre-LN in bf16 and fp16                e8_precision.cpp
 //   E9 why Post-LN needs warmup: dynamics, interventions  e9_why_warmup.cpp (exploratory, own sweep)
-//   E10 the paper's architectures: E2 in an encoder-decoder   e10_architectures.cpp (exploratory)
+//   E10 the paper's architectures (exploratory): E2 in an encoder-decoder   e10_architectures.cpp;
+//       the warmup grid on translation   e10_translation.cpp; the BERT claim in an encoder   e10_bert.cpp
 // Init-time probes run in this process and are cached (report.h: cached); training runs go through
 // one sweep per base config (training.h), whose points each experiment lists here.
 #pragma once
@@ -42,8 +43,16 @@ Section run_e1(const Context& ctx);
 
 // ---- E2 ----
 Section run_e2(const Context& ctx);
-// ---- E10 (exploratory): E2 in an encoder-decoder ----
-Section run_e10(const Context& ctx);
+// ---- E10 (exploratory): E2 in an encoder-decoder (E10a), the warmup grid on synthetic translation
+// (E10b, sweep "e10_translate" of grids.e10_translate_config), section 4's BERT claim in a masked-LM
+// encoder (E10c, sweep "e10_mlm" of grids.e10_mlm_config) ----
+// An arm of E10b/c: Adam at lr_max `lr`, warmup grids.e10_warmup or none, decay_start = that
+// warmup for every arm, grids.e10_steps.
+TrainPoint e10_arm(const Grids& g, const std::string& placement, const std::string& lr, bool warmup, int seed);
+std::string e10_arm_label(const TrainPoint& arm);  // "Post-LN, warmup 200", "Pre-LN, no warmup"
+std::vector<TrainPoint> e10b_points(const Grids& g);
+std::vector<TrainPoint> e10c_points(const Grids& g);
+Section run_e10(const Context& ctx, const TrainingResults& translate, const TrainingResults& mlm);
 
 // ---- training points of E3 / E4 / E5b-c / E6 / E7 ----
 std::vector<TrainPoint> e3_points(const Grids& g);
@@ -62,5 +71,12 @@ Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part)
 Section run_e7(const Context& ctx, const TrainingResults& copy);
 Section run_e8(const Context& ctx, const TrainingResults& copy);
 Section run_e9(const Context& ctx, const TrainingResults& e9);
+void append_e10b(const Context& ctx, const TrainingResults& translate, Section& s);
+void append_e10c(const Context& ctx, const TrainingResults& mlm, Section& s);
+// Mean validation curves of E10's arms over `seeds` with 95% bands, and the baseline as a line.
+struct Baseline;
+std::string e10_curves_figure(const Context& ctx, const TrainingResults& runs, const std::vector<TrainPoint>& arms,
+                              const std::vector<int>& seeds, const Baseline& base, const std::string& stem,
+                              const std::string& title);
 
 }  // namespace normlab::xiong

@@ -96,6 +96,12 @@ Grids full_grids() {
   g.text_config = "text_corpus.toml";
   g.text_lrs = {"5e-4", "1e-3"};
   g.text_seeds = {1, 2, 3};
+  // E10b/c: lr 1e-3, where the pilot (seed 100, excluded) showed the contrast, and 2e-3, added after
+  // 1e-3's runs showed Post-LN learning without warmup there (docs/xiong/README.md, E10).
+  g.e10_lrs = {"1e-3", "2e-3"};
+  g.e10_mlm_lr = "1e-3";
+  g.e10_seeds = {1, 2, 3, 4};
+  g.e10_mlm_seeds = {1, 2, 3, 4};
   return g;
 }
 
@@ -136,6 +142,13 @@ Grids quick_grids() {
   g.text_config = "text_corpus_quick.toml";
   g.text_lrs = {"3e-3"};
   g.text_seeds = {1, 2};
+  g.e10_lrs = {"1e-3"};
+  g.e10_mlm_lr = "1e-3";
+  g.e10_warmup = 40;
+  g.e10_steps = 150;
+  g.e10_overrides = {{"model.n_layers", "2"}, {"train.batch_size", "8"}};
+  g.e10_seeds = {1, 2};
+  g.e10_mlm_seeds = {1, 2};
   return g;
 }
 
@@ -176,6 +189,12 @@ std::vector<std::string> describe_grids(const Grids& g) {
     lines.push_back(fmt::format("E3 text task: {}, placement x Adam lr in {{{}}} x warmup {{{}}} and section 4's "
                                 "Pre-LN arm, seeds {{{}}}", g.text_config, list(g.text_lrs), list(warm),
                                 list(g.text_seeds)));
+  lines.push_back(fmt::format("E10b translation: {}, {{Post-LN warmup {}, Post-LN none, Pre-LN none}} x Adam lr in "
+                              "{{{}}}, decay_start {} for every arm, seeds {{{}}}; E10c masked LM: {}, Post-LN warmup "
+                              "{} vs Pre-LN none at lr {}, seeds {{{}}}; {} steps", g.e10_translate_config,
+                              g.e10_warmup, list(g.e10_lrs), g.e10_warmup, list(g.e10_seeds), g.e10_mlm_config,
+                              g.e10_warmup, g.e10_mlm_lr, list(g.e10_mlm_seeds),
+                              g.e10_steps > 0 ? std::to_string(g.e10_steps) : std::string("the configs'")));
   return lines;
 }
 

@@ -106,6 +106,18 @@ struct Grids {
   std::vector<int> text_seeds;
   double text_target_fraction = 0.6;   // E3d on text: the loss Post-LN with warmup reaches at 60% of its run
 
+  // ---- E10b/c (exploratory): warmup in the paper's architectures (xiong/e10_training.h) ----
+  std::string e10_translate_config = "seq2seq_e10.toml";  // encoder-decoder, synthetic translation
+  std::string e10_mlm_config = "encoder_mlm_e10.toml";    // encoder, masked LM on the corpus
+  std::vector<std::string> e10_lrs;    // E10b: Adam lr_max of the warmup grid
+  std::string e10_mlm_lr;              // E10c: lr_max of both arms
+  int64_t e10_warmup = 200;            // the warmup arm's warmup = every arm's decay_start
+  int64_t e10_steps = 0;               // train.steps of every E10b/c run (0 = the configs')
+  std::vector<std::pair<std::string, std::string>> e10_overrides;  // on every E10b/c run (quick: smaller)
+  std::vector<int> e10_seeds;          // E10b's seeds (pilot seed 100 excluded)
+  std::vector<int> e10_mlm_seeds;      // E10c's seeds
+  double e10_margin = 0.1;             // E10b's non-inferiority margin (nats), fixed before the runs
+
   int64_t warmup_steps(const std::string& label) const;  // throws for an unknown label
   std::vector<std::string> all_lrs() const;              // lrs and lr_sweep, sorted by value
 };

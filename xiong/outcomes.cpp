@@ -31,6 +31,18 @@ Baseline copy_baseline(const std::string& config_path) {
   return b;
 }
 
+Baseline translation_baseline(const std::string& config_path) {
+  const RunConfig c = load_config(config_path);
+  NL_CHECK(c.data.source == "seq2seq_translate", "reproduce",
+           "the translation baseline needs data.source = \"seq2seq_translate\", got '{}'", c.data.source);
+  Baseline b;
+  b.loss = std::log(static_cast<double>(c.data.copy_vocab + 1));
+  b.name = fmt::format("chance (ln {})", c.data.copy_vocab + 1);
+  b.learn_below = b.loss / 2;
+  b.diverge_above = 1.5 * std::log(static_cast<double>(c.data.copy_vocab + 3));
+  return b;
+}
+
 double unigram_cross_entropy(const std::string& text, const std::string& tokenizer_kind, double val_fraction) {
   const auto tokenizer = make_tokenizer(tokenizer_kind, text);
   const std::vector<int32_t> ids = tokenizer->encode(text);

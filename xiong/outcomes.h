@@ -22,6 +22,9 @@ struct Baseline {
 // Copy task: uniform over the copy_vocab - 1 symbols; learned = at most half of chance.
 Baseline copy_baseline(const Context& ctx);
 Baseline copy_baseline(const std::string& config_path);  // of any copy-task config
+// The synthetic translation task (data.source "seq2seq_translate", E10b): uniform over the target's
+// copy_vocab words and EOS; learned = at most half of it; diverged = above 1.5 ln(copy_vocab + 3).
+Baseline translation_baseline(const std::string& config_path);
 // Text corpus of text_config: the cross-entropy of its validation split under the training split's
 // character frequencies (add-one smoothed); learned = below it (the model uses context).
 Baseline text_baseline(const Context& ctx);

@@ -225,7 +225,6 @@ SuiteResults run_sections(const Context& ctx, const std::set<std::string>& only,
   SuiteResults r;
   if (selected("E1")) r.sections.push_back(run_e1(ctx));
   if (selected("E2")) r.sections.push_back(run_e2(ctx));
-  if (selected("E10")) r.sections.push_back(run_e10(ctx));
   if (selected("E1") || selected("E2")) r.sections.push_back(run_torch_check(ctx));
 
   std::vector<TrainPoint> copy_points, text_points;
@@ -259,10 +258,21 @@ SuiteResults run_sections(const Context& ctx, const std::set<std::string>& only,
     e9.apply_divergence_rule(copy_baseline(ctx.config_path(g.e9_config)).diverge_above, Baseline::kDivergenceAfter);
     r.sections.push_back(run_e9(ctx, e9));
   }
+  TrainingResults e10_translate, e10_mlm;
+  if (selected("E10")) {
+    e10_translate = run_training(ctx, g.e10_translate_config, e10b_points(g), "e10_translate");
+    e10_translate.apply_divergence_rule(translation_baseline(ctx.config_path(g.e10_translate_config)).diverge_above,
+                                        Baseline::kDivergenceAfter);
+    e10_mlm = run_training(ctx, g.e10_mlm_config, e10c_points(g), "e10_mlm");
+    e10_mlm.apply_divergence_rule(copy_baseline(ctx.config_path(g.e10_mlm_config)).diverge_above,
+                                  Baseline::kDivergenceAfter);
+    r.sections.push_back(run_e10(ctx, e10_translate, e10_mlm));
+  }
   label_training_claims(ctx, r.sections);
   std::sort(r.sections.begin(), r.sections.end(), [](const Section& a, const Section& b) { return a.id < b.id; });
-  r.n_runs = copy.size() + text.size() + e9.size();
-  r.run_minutes = (copy.total_wall_s() + text.total_wall_s() + e9.total_wall_s()) / 60.0;
+  r.n_runs = copy.size() + text.size() + e9.size() + e10_translate.size() + e10_mlm.size();
+  r.run_minutes = (copy.total_wall_s() + text.total_wall_s() + e9.total_wall_s() + e10_translate.total_wall_s() +
+                   e10_mlm.total_wall_s()) / 60.0;
   return r;
 }
 

@@ -44,6 +44,7 @@ void read_run(RunOutcome& out) {
   out.final_val = number(summary, "final_val_loss");
   out.best_val = number(summary, "best_val_loss");
   out.wall_s = number(summary, "wall_s");
+  out.bleu = number(summary, "bleu");
   out.steps = integer(summary, "steps", 0);
   out.skipped_steps = integer(summary, "skipped_steps", 0);
   if (out.status == RunStatus::Diverged) out.diverged_step = integer(summary, "diverged_at_step", -1);

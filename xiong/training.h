@@ -23,6 +23,7 @@ struct RunOutcome {
   int64_t steps = 0;               // the run's configured length
   double initial_loss = NAN;       // train loss of step 0 (the model at init)
   double final_val = NAN, best_val = NAN, wall_s = NAN;
+  double bleu = NAN;               // encoder-decoder runs with log.bleu_pairs: the final greedy corpus BLEU
   std::vector<std::pair<double, double>> train_curve, val_curve;  // (step, loss)
 
   bool ok() const { return status == RunStatus::Completed && std::isfinite(final_val); }
