@@ -9,6 +9,16 @@
 
 namespace normlab::xiong {
 
+std::vector<TrainPoint> with_seeds(const std::vector<TrainPoint>& arms, const std::vector<int>& seeds) {
+  std::vector<TrainPoint> points;
+  for (TrainPoint a : arms)
+    for (const int seed : seeds) {
+      a.seed = seed;
+      points.push_back(a);
+    }
+  return points;
+}
+
 RunConfig point_config(const std::string& base_path, const TrainPoint& point) {
   std::vector<std::string> overrides;
   for (const auto& [key, value] : point.sweep_point().overrides) {

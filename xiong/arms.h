@@ -3,6 +3,7 @@
 // so that every table can show how much learning each arm had.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "config/run_config.h"
 #include "xiong/grids.h"
@@ -11,6 +12,9 @@ namespace normlab::xiong {
 
 // load_config(base_path) with `point`'s overrides applied (its seeds too).
 RunConfig point_config(const std::string& base_path, const TrainPoint& point);
+
+// Each arm once per seed, arm by arm (a grid's points: arms x seeds).
+std::vector<TrainPoint> with_seeds(const std::vector<TrainPoint>& arms, const std::vector<int>& seeds);
 
 // The sum over the run's steps of the learning rate (t = 1 .. steps): the area under the schedule.
 double cumulative_lr(const RunConfig& config);

@@ -58,15 +58,7 @@ std::string median_target_text(const TrainingResults& runs, const std::vector<Tr
 
 }  // namespace
 
-std::vector<TrainPoint> e10c_points(const Grids& g) {
-  std::vector<TrainPoint> out;
-  for (TrainPoint a : mlm_arms(g))
-    for (const int seed : g.e10_mlm_seeds) {
-      a.seed = seed;
-      out.push_back(a);
-    }
-  return out;
-}
+std::vector<TrainPoint> e10c_points(const Grids& g) { return with_seeds(mlm_arms(g), g.e10_mlm_seeds); }
 
 void append_e10c(const Context& ctx, const TrainingResults& runs, Section& s) {
   const Grids& g = ctx.grids;

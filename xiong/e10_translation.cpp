@@ -123,11 +123,7 @@ void append_verdicts(const Context& ctx, const TrainingResults& runs, const Base
 std::vector<TrainPoint> e10b_points(const Grids& g) {
   std::vector<TrainPoint> out;
   for (const std::string& lr : g.e10_lrs)
-    for (TrainPoint a : arms_at(g, lr))
-      for (const int seed : g.e10_seeds) {
-        a.seed = seed;
-        out.push_back(a);
-      }
+    for (const TrainPoint& p : with_seeds(arms_at(g, lr), g.e10_seeds)) out.push_back(p);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "config/config.h"
+#include "xiong/arms.h"
 #include "xiong/e3_common.h"
 
 namespace normlab::xiong {
@@ -45,15 +46,7 @@ std::vector<TrainPoint> e3_text_arms(const Grids& g) {
   return arms;
 }
 
-std::vector<TrainPoint> e3_text_points(const Grids& g) {
-  std::vector<TrainPoint> points;
-  for (TrainPoint a : e3_text_arms(g))
-    for (const int seed : g.text_seeds) {
-      a.seed = seed;
-      points.push_back(a);
-    }
-  return points;
-}
+std::vector<TrainPoint> e3_text_points(const Grids& g) { return with_seeds(e3_text_arms(g), g.text_seeds); }
 
 void append_e3_text(const Context& ctx, const TrainingResults& text, Section& s) {
   const Grids& g = ctx.grids;
