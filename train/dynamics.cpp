@@ -18,11 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "blocks.N." for a parameter of block N ("" for the embeddings, the final norm, the head).
-std::string block_prefix(const std::string& name) {
-  const int layer = block_index_of(name);
-  return layer < 0 ? std::string() : fmt::format("blocks.{}.", layer);
-}
+using BlockSums = std::map<LayerKey, double>;  // per block, in column order
 
 // max |x| over all elements.
 double max_abs(const Tensor& x) {
@@ -31,9 +27,9 @@ double max_abs(const Tensor& x) {
 }
 
 // Appends (prefix + suffix, sqrt(squares)) for each block's sum of squares.
-void append_roots(std::vector<std::pair<std::string, double>>& out, const std::map<int, double>& squares,
+void append_roots(std::vector<std::pair<std::string, double>>& out, const BlockSums& squares,
                   const std::string& suffix) {
-  for (const auto& [layer, sum] : squares) out.emplace_back(fmt::format("blocks.{}.{}", layer, suffix), std::sqrt(sum));
+  for (const auto& [block, sum] : squares) out.emplace_back(block_prefix(block) + suffix, std::sqrt(sum));
 }
 
 }  // namespace
@@ -72,24 +68,26 @@ void DynamicsLog::before_update(TransformerLM& model) {
   if (!at_current_) at_current_ = probe(model);
   weights_before_.clear();
   for (const auto& [name, param] : model.named_parameters())
-    if (!block_prefix(name).empty()) weights_before_.emplace_back(name, param.value().clone());
+    if (layer_key_of(name)) weights_before_.emplace_back(name, param.value().clone());
 }
 
 void DynamicsLog::record_gradients(const TransformerLM& model) {
-  std::map<int, double> attn, ffn;
+  BlockSums attn, cross_attn, ffn;
   std::vector<std::pair<std::string, double>> weights;  // grad.w1, grad.w2 in parameter order
   for (const auto& [name, param] : model.named_parameters()) {
-    const int layer = block_index_of(name);
-    if (layer < 0) continue;
+    const std::optional<LayerKey> block = layer_key_of(name);
+    if (!block) continue;
     const double squares = param.grad().defined() ? ops::sum_squares(param.grad()) : 0.0;
-    const std::string prefix = block_prefix(name), local = name.substr(prefix.size());
-    if (local.rfind("attn.", 0) == 0) attn[layer] += squares;
-    if (local.rfind("ffn.", 0) == 0) ffn[layer] += squares;
+    const std::string prefix = block_prefix(*block), local = name.substr(prefix.size());
+    if (local.rfind("attn.", 0) == 0) attn[*block] += squares;
+    if (local.rfind("cross_attn.", 0) == 0) cross_attn[*block] += squares;
+    if (local.rfind("ffn.", 0) == 0) ffn[*block] += squares;
     if (local == "ffn.w1.weight" || local == "ffn.w2.weight")
       weights.emplace_back(prefix + "grad." + local.substr(4, 2), std::sqrt(squares));
   }
   gradient_values_.clear();
   append_roots(gradient_values_, attn, "grad.attn");
+  append_roots(gradient_values_, cross_attn, "grad.cross_attn");
   append_roots(gradient_values_, ffn, "grad.ffn");
   gradient_values_.insert(gradient_values_.end(), weights.begin(), weights.end());
 }
@@ -102,24 +100,24 @@ std::vector<std::pair<std::string, double>> adam_values(const Optimizer& optimiz
   std::map<std::string, double> steps;
   for (const auto& [key, tensor] : state)
     if (key.rfind("step.", 0) == 0) steps[key.substr(5)] = tensor.item();
-  std::map<int, double> sum, max, count;
+  BlockSums sum, max, count;
   for (const auto& [key, tensor] : state) {
     if (key.rfind("v.", 0) != 0) continue;
     const std::string name = key.substr(2);
-    const int layer = block_index_of(name);
-    if (layer < 0 || !steps.count(name)) continue;
+    const std::optional<LayerKey> block = layer_key_of(name);
+    if (!block || !steps.count(name)) continue;
     const double correction = 1.0 - std::pow(beta2, steps[name]);
     for (const double v : tensor.to_vector()) {
       const double root = std::sqrt(v / correction);
-      sum[layer] += root;
-      max[layer] = std::max(max[layer], root);
-      count[layer] += 1.0;
+      sum[*block] += root;
+      max[*block] = std::max(max[*block], root);
+      count[*block] += 1.0;
     }
   }
   std::vector<std::pair<std::string, double>> out;
-  for (const auto& [layer, total] : sum) {
-    out.emplace_back(fmt::format("blocks.{}.adam.sqrt_v_mean", layer), total / count[layer]);
-    out.emplace_back(fmt::format("blocks.{}.adam.sqrt_v_max", layer), max[layer]);
+  for (const auto& [block, total] : sum) {
+    out.emplace_back(block_prefix(block) + "adam.sqrt_v_mean", total / count[block]);
+    out.emplace_back(block_prefix(block) + "adam.sqrt_v_max", max[block]);
   }
   return out;
 }
@@ -127,13 +125,13 @@ std::vector<std::pair<std::string, double>> adam_values(const Optimizer& optimiz
 }  // namespace
 
 void DynamicsLog::after_update(TransformerLM& model, const Optimizer& optimizer, int64_t update) {
-  std::map<int, double> change, size;
+  BlockSums change, size;
   const auto params = model.named_parameters();
   for (const auto& [name, before] : weights_before_) {
     const auto it = std::find_if(params.begin(), params.end(), [&](const auto& p) { return p.first == name; });
-    const int layer = block_index_of(name);
-    change[layer] += ops::sum_squares(ops::sub(it->second.value(), before));
-    size[layer] += ops::sum_squares(before);
+    const LayerKey block = *layer_key_of(name);
+    change[block] += ops::sum_squares(ops::sub(it->second.value(), before));
+    size[block] += ops::sum_squares(before);
   }
   Probe next = probe(model);
   const Tensor difference = ops::sub(next.logits, at_current_->logits);
@@ -143,8 +141,8 @@ void DynamicsLog::after_update(TransformerLM& model, const Optimizer& optimizer,
   row.insert(row.end(), gradient_values_.begin(), gradient_values_.end());
   const auto adam = adam_values(optimizer, beta2_);
   row.insert(row.end(), adam.begin(), adam.end());
-  for (const auto& [layer, squares] : change)
-    row.emplace_back(fmt::format("blocks.{}.update_ratio", layer), std::sqrt(squares / size[layer]));
+  for (const auto& [block, squares] : change)
+    row.emplace_back(block_prefix(block) + "update_ratio", std::sqrt(squares / size[block]));
   std::vector<std::string> columns;
   std::vector<double> values;
   std::vector<std::pair<std::string, double>> tagged;

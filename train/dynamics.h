@@ -1,9 +1,11 @@
 // The dynamics log (log.dynamics_steps = N): one row of dynamics.csv for each of updates 1..N with
 // the quantities that the explanations of why Post-LN needs warmup point at (Xiong et al. 2020's
 // gradients near the output, Liu et al. 2020's output change, RAdam's variance of Adam's
-// adaptive rate, Wortsman et al. 2023's attention-logit growth). Row t, per block N:
+// adaptive rate, Wortsman et al. 2023's attention-logit growth). Row t, per block N (an
+// encoder-decoder's blocks are encoder.N and decoder.N, in place of blocks.N):
 //   blocks.N.grad.attn, .grad.ffn    L2 norm of update t's gradient (global, unscaled, before
 //                                    clipping) over the block's attention / FFN parameters
+//   decoder.N.grad.cross_attn        the same over a decoder block's cross-attention
 //   blocks.N.grad.w1, .grad.w2       the same for ffn.w1.weight and ffn.w2.weight (Figure 3)
 //   blocks.N.<norm>.input_rms        RMS of each norm's input              } the probe batch's
 //   blocks.N.attn.logit_max, .entropy  attention logits and entropy       } forward at W_t

@@ -165,8 +165,14 @@ int index_after(const std::string& param_name, const std::string& prefix) {
   return std::atoi(digits.c_str());
 }
 
-// A layer's place in the CSV: the stack (0 blocks, 1 encoder, 2 decoder), then the index.
-using LayerKey = std::pair<int, int>;
+std::string layer_column(const LayerKey& key) {
+  static const std::array<const char*, 3> stacks = {"", "encoder.", "decoder."};
+  return fmt::format("{}layer.{}", stacks[static_cast<size_t>(key.first)], key.second);
+}
+
+}  // namespace
+
+int block_index_of(const std::string& param_name) { return index_after(param_name, "blocks."); }
 
 std::optional<LayerKey> layer_key_of(const std::string& param_name) {
   static const std::array<std::string, 3> prefixes = {"blocks.", "encoder.", "decoder."};
@@ -176,14 +182,10 @@ std::optional<LayerKey> layer_key_of(const std::string& param_name) {
   return std::nullopt;
 }
 
-std::string layer_column(const LayerKey& key) {
-  static const std::array<const char*, 3> stacks = {"", "encoder.", "decoder."};
-  return fmt::format("{}layer.{}", stacks[static_cast<size_t>(key.first)], key.second);
+std::string block_prefix(const LayerKey& key) {
+  static const std::array<const char*, 3> stacks = {"blocks.", "encoder.", "decoder."};
+  return fmt::format("{}{}.", stacks[static_cast<size_t>(key.first)], key.second);
 }
-
-}  // namespace
-
-int block_index_of(const std::string& param_name) { return index_after(param_name, "blocks."); }
 
 std::string layer_column_of(const std::string& param_name) {
   const std::optional<LayerKey> key = layer_key_of(param_name);

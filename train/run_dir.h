@@ -128,6 +128,13 @@ class GradNormWriter {
 // The block index N of "blocks.N.<...>" parameter names, -1 for others (embeddings, final norm,
 // an encoder-decoder's layers).
 int block_index_of(const std::string& param_name);
+// A parameter's block, in column order: (stack, index), the stack 0 for a decoder-only model's
+// "blocks.N.<...>", 1 for an encoder-decoder's "encoder.N.<...>", 2 for its "decoder.N.<...>";
+// nullopt for the embeddings, the final norms and the head.
+using LayerKey = std::pair<int, int>;
+std::optional<LayerKey> layer_key_of(const std::string& param_name);
+// The prefix of a block's parameter names: "blocks.3.", "encoder.3.", "decoder.3.".
+std::string block_prefix(const LayerKey& key);
 // The per-layer column a parameter adds to: "layer.N" for "blocks.N.<...>", "encoder.layer.N" and
 // "decoder.layer.N" for an encoder-decoder's "encoder.N.<...>" and "decoder.N.<...>"; "" for others.
 std::string layer_column_of(const std::string& param_name);

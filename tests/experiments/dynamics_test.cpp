@@ -202,6 +202,39 @@ TEST(DynamicsLog, AdamsSecondMomentAfterTheFirstUpdateIsTheGradientMagnitude) {
   }
 }
 
+// An encoder-decoder's blocks are encoder.N and decoder.N: each has its gradient, Adam, update
+// and activation columns, a decoder block also its cross-attention's gradient, and each block's
+// gradient columns split that block's own part of grad_norms.csv (logged every step).
+TEST(DynamicsLog, AnEncoderDecoderHasColumnsForEveryBlockOfBothStacks) {
+  TinyRun t;
+  train_logged(t, "s2s", {"model.arch=encoder_decoder", "data.source=seq2seq_translate",
+                          "data.seq2seq_min_length=2", "optim.name=adam", "train.steps=2", "log.grad_norm_every=1"});
+  const auto row = row_of(t.run("s2s") / "dynamics.csv", 2);
+  const auto norms = row_of(t.run("s2s") / "grad_norms.csv", 2);
+  for (const std::string stack : {"encoder", "decoder"})
+    for (int block = 0; block < 2; ++block) {
+      const std::string b = stack + "." + std::to_string(block) + ".";
+      SCOPED_TRACE(b);
+      for (const char* column : {"grad.attn", "grad.ffn", "grad.w1", "grad.w2", "adam.sqrt_v_mean", "update_ratio"})
+        EXPECT_GT(row.at(b + column), 0.0) << column;
+      EXPECT_EQ(row.count(b + "grad.cross_attn"), stack == "decoder" ? 1u : 0u);
+      // the block's gradient norm from grad_norms.csv's per-parameter norms, split by part
+      double attn = 0, cross = 0, ffn = 0, norm_gains = 0;
+      for (const auto& [name, value] : norms) {
+        if (name.rfind(b, 0) != 0) continue;
+        const std::string local = name.substr(b.size());
+        (local.rfind("attn.", 0) == 0 ? attn : local.rfind("cross_attn.", 0) == 0 ? cross
+                                             : local.rfind("ffn.", 0) == 0    ? ffn
+                                                                              : norm_gains) += value * value;
+      }
+      EXPECT_NEAR(row.at(b + "grad.attn"), std::sqrt(attn), 1e-6 * std::sqrt(attn));
+      EXPECT_NEAR(row.at(b + "grad.ffn"), std::sqrt(ffn), 1e-6 * std::sqrt(ffn));
+      if (stack == "decoder") EXPECT_NEAR(row.at(b + "grad.cross_attn"), std::sqrt(cross), 1e-6 * std::sqrt(cross));
+      EXPECT_GT(norm_gains, 0.0);
+    }
+  for (const auto& [column, value] : row) EXPECT_NE(column.rfind("blocks.", 0), 0u) << column;
+}
+
 // Rows 1..N only, and a run stopped and resumed writes the rows an uninterrupted run writes.
 TEST(DynamicsLog, CoversTheFirstNUpdatesAndResumesToTheSameRows) {
   TinyRun t;
