@@ -22,7 +22,7 @@ import subprocess
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -116,9 +116,11 @@ class SweepTable(Table):
         return [Run(r["run_dir"]) for r in self.rows if r.get("run_dir")]
 
 
-def _run_cli(arguments: List[str], what: str, quiet: bool) -> int:
-    """Runs `normlab ARGUMENTS`, echoing its output unless quiet (a notebook sees it too). Ctrl-C is
-    passed on to it (it stops its runs resumably) and then raises Interrupted-like KeyboardInterrupt."""
+def _run_cli(arguments: List[str], what: str, quiet: bool) -> Tuple[int, str]:
+    """Runs `normlab ARGUMENTS`, echoing its output unless quiet (a notebook sees it too), and returns
+    its exit code and last lines. Ctrl-C is passed on to it (it stops its runs resumably), then
+    re-raised; an exit by signal raises KeyboardInterrupt; an error exit raises Error (for a sweep,
+    exit 1 may also mean a failed point, a row of its table: the caller decides)."""
     tail: deque = deque(maxlen=30)
     proc = subprocess.Popen([str(cli_binary())] + arguments, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, bufsize=1)
@@ -134,10 +136,9 @@ def _run_cli(arguments: List[str], what: str, quiet: bool) -> int:
         raise
     if code >= 128:
         raise KeyboardInterrupt(f"{what} stopped by signal {code - 128}; run it again to resume")
-    _run_cli.last_output = "".join(tail)
     if code not in (0, 1) or (code == 1 and what != "sweep"):
         raise Error(f"[{what}] `normlab {' '.join(arguments)}` exited {code}:\n{''.join(tail)}")
-    return code
+    return code, "".join(tail)
 
 
 def _check_builtin_norms(config: Config, axes: Mapping[str, Iterable]) -> None:
@@ -187,9 +188,12 @@ def sweep(config: Union[Config, PathLike], axes: Mapping[str, Sequence], *, over
         arguments += ["--threads", str(int(threads))]
     if quiet:
         arguments.append("--quiet")
-    code = _run_cli(arguments, "sweep", quiet)
-    if code != 0 and not (out / "sweep.csv").exists():  # refused before any run: a config error
-        raise Error(f"[sweep] `normlab {' '.join(arguments)}` exited {code}:\n{_run_cli.last_output}")
+    table = out / "sweep.csv"
+    before = table.stat().st_mtime_ns if table.exists() else None
+    code, output = _run_cli(arguments, "sweep", quiet)
+    written = table.exists() and table.stat().st_mtime_ns != before
+    if code != 0 and not written:  # refused before any run (a config error): no table of this sweep
+        raise Error(f"[sweep] `normlab {' '.join(arguments)}` exited {code}:\n{output}")
     return SweepTable(_read_csv(out / "sweep.csv").rows, out / "sweep.csv")
 
 
