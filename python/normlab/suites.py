@@ -172,7 +172,7 @@ def sweep(config: Union[Config, PathLike], axes: Mapping[str, Sequence], *, over
     exception. Norms registered from Python are refused (the runs are other processes).
     """
     cfg = config if isinstance(config, Config) else load_config(config)
-    _check_builtin_norms(cfg, axes)
+    _check_builtin_norms(cfg.with_overrides(list(overrides)) if overrides else cfg, axes)
     out = Path(out_dir) if out_dir is not None else Path("runs") / f"sweep-{cfg['train.name']}"
     if isinstance(config, Config):
         out.mkdir(parents=True, exist_ok=True)

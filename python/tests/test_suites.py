@@ -45,6 +45,8 @@ def test_a_sweep_refuses_a_norm_registered_in_python(tmp_path):
     normlab.register_norm("only_here", {"w": "ones"}, lambda x, p: ops.mul(x, p["w"]))
     with pytest.raises(normlab.Error, match=r"\[sweep\] norm only_here was registered in this Python process only"):
         normlab.sweep(write_tiny(tmp_path), {"model.norm_type": ["layernorm", "only_here"]}, out_dir=tmp_path / "s")
+    with pytest.raises(normlab.Error, match=r"norm only_here was registered"):
+        normlab.sweep(write_tiny(tmp_path), {"seed": [1]}, overrides=["model.norm_type=only_here"], out_dir=tmp_path / "t")
 
 
 def test_reproduce_xiong_returns_the_verdict_table(tmp_path):
