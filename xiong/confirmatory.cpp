@@ -7,11 +7,13 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "io/shell_words.h"
 #include "xiong/arms.h"
 #include "xiong/outcomes.h"
 #include "xiong/registered_analysis.h"
 #include "xiong/registered_init.h"
+#include "xiong/v3_comparison.h"
 
 namespace fs = std::filesystem;
 
@@ -77,6 +79,20 @@ std::string registration_commit(const std::string& registration_path) {
   return commit + (modified ? " - modified since: the file differs from that commit" : "");
 }
 
+namespace {
+
+// "## From v3 to v4": the table of xiong/v3_comparison.h against the source tree's v3 verdicts.
+std::string v3_section(const Context& ctx, const std::vector<ClaimAnalysis>& analysis) {
+  const fs::path v3 = ctx.source_dir / "docs" / "xiong" / "data" / "verdicts.json";
+  std::string md = "## From v3 to v4\n\n";
+  if (!fs::exists(v3)) return md + fmt::format("v3's verdicts ({}) are not in this source tree.\n", v3.string());
+  md += fmt::format("Each registered claim beside the v3 verdicts it replaces ({}; v3 decided E3d at two targets, "
+                    "E3d.to0.5 and .to0.1). \"kept\": every v3 row had v4's verdict.\n\n", v3.string());
+  return md + v3_to_v4_table(analysis, nlohmann::json::parse(read_whole_file(v3, "reproduce")));
+}
+
+}  // namespace
+
 ConfirmatoryRuns read_confirmatory(const Context& ctx, const Registration& reg) {
   auto all = [](const std::string&) { return true; };
   ConfirmatoryRuns out;
@@ -95,9 +111,10 @@ std::string confirmatory_report(const Context& ctx, const Registration& reg, con
       "# Xiong v4: the confirmatory runs and their registered analysis ({})\n\n"
       "Registration: {} (protocol {}), last changed in commit {}. Confirmatory seeds {}; alpha {} family-wise "
       "(Holm over the whole family \"paper\"; a claim not yet decided counts as p = 1).\n\n"
-      "## Runs\n\n{}\n## Registered analysis\n\n{}",
+      "## Runs\n\n{}\n## Registered analysis\n\n{}\n{}",
       now_text(), reg.path, reg.protocol, registration_commit(reg.path), fmt::join(reg.confirmatory_seeds, ", "),
-      reg.alpha, confirmatory_status(reg, runs, selected), registered_tables(analysis, reg.alpha));
+      reg.alpha, confirmatory_status(reg, runs, selected), registered_tables(analysis, reg.alpha),
+      v3_section(ctx, analysis));
 }
 
 ConfirmatoryRuns run_confirmatory(const Context& ctx, const Registration& reg,
