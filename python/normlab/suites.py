@@ -166,7 +166,8 @@ def sweep(config: Union[Config, PathLike], axes: Mapping[str, Sequence], *, over
     """Trains every point of the grid `axes` ({"optim.lr": [5e-4, 1e-3], "seed": [1, 2, 3]}) as
     `normlab sweep` does, and returns sweep.csv as a SweepTable.
 
-    config: a TOML path or a Config (its TOML is written to OUT/sweep_config.toml). overrides: fixed
+    config: a TOML path or a Config (its TOML is written to OUT/sweep_config-<fingerprint>.toml, which the
+    runs read when they start: a name per content, so a second sweep into OUT cannot change it). overrides: fixed
     for every point (--set). out_dir: default runs/sweep-<config name>. jobs: runs at a time. A point
     already completed with the same config is reused; a failed or diverged point is a row, not an
     exception. Norms registered from Python are refused (the runs are other processes).
@@ -176,8 +177,11 @@ def sweep(config: Union[Config, PathLike], axes: Mapping[str, Sequence], *, over
     out = Path(out_dir) if out_dir is not None else Path("runs") / f"sweep-{cfg['train.name']}"
     if isinstance(config, Config):
         out.mkdir(parents=True, exist_ok=True)
-        path = out / "sweep_config.toml"
-        path.write_text(cfg.to_toml())
+        path = out / f"sweep_config-{cfg.fingerprint()}.toml"
+        if not path.exists():  # written whole under a temporary name, then renamed into place
+            partial = path.with_suffix(f".toml.{os.getpid()}.part")
+            partial.write_text(cfg.to_toml())
+            os.replace(partial, path)
     else:
         path = Path(config)
     arguments = ["sweep", str(path)] + [_axis_text(k, v) for k, v in axes.items()]

@@ -34,7 +34,8 @@ def test_a_sweep_trains_every_point_and_returns_its_tables(tmp_path):
 def test_a_sweep_of_a_config_object_and_its_errors(tmp_path):
     cfg = normlab.load_config(write_tiny(tmp_path, steps=3))
     table = normlab.sweep(cfg, {"optim.lr": [1e-3, 3e-3]}, overrides=["train.steps=2"], out_dir=tmp_path / "s")
-    assert (tmp_path / "s" / "sweep_config.toml").exists()
+    written = tmp_path / "s" / f"sweep_config-{cfg.fingerprint()}.toml"
+    assert normlab.load_config(written).fingerprint() == cfg.fingerprint()
     assert [r["optim.lr"] for r in table] == [0.001, 0.003]
     assert all(len(r.metrics["train_loss"]) == 2 for r in table.runs)
     with pytest.raises(normlab.Error, match=r"optim.lr.*-1"):
