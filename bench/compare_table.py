@@ -113,8 +113,8 @@ def main():
                 rows.append((name, t, statistics.median(ours), statistics.median(scaling),
                              [statistics.median(x) for x in per_torch], statistics.median(best),
                              min(ratios), statistics.median(ratios), max(ratios)))
-    print(f"\nnormlab: blas {first_normlab.get('blas', first_normlab['blas_core'])}; half GEMM "
-          f"{first_normlab.get('half_gemm', '-')}")
+    print(f"\nnormlab: blas {first_normlab.get('blas', first_normlab['blas_core'])}; fp32 GEMM "
+          f"{first_normlab.get('f32_gemm', '-')}; half GEMM {first_normlab.get('half_gemm', '-')}")
     print(f"{a.reps} repetition(s) x {a.steps} timed steps ({a.warmup} warm-up); autocast {a.autocast}; normlab precision {a.precision}; "
           f"ratio = fastest torch ms / normlab ms; x {a.threads[0]} thr = normlab speed-up over its "
           f"{a.threads[0]}-thread time")

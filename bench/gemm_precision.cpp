@@ -1,9 +1,9 @@
 // Half-precision GEMM against float32 sgemm at the model's Linear shapes, on the CPU:
-//   build/gemm_precision [--reps N] [--threads 1,2] [--min-ms MS]
-// Implementations, through CpuBackend::gemm (core/cpu/half_gemm.h) but for f32 oneDNN, C = op(A) op(B):
+//   build/gemm_precision [--reps N] [--threads 1,2] [--min-ms MS] [--only NAME-PART]
+// Implementations, through CpuBackend::gemm (core/cpu/half_gemm.h, core/cpu/f32_gemm.h), C = op(A) op(B):
 //   f32 sgemm      float32 A, B, C (OpenBLAS): the reference every ratio is taken against;
-//   f32 oneDNN     float32 through oneDNN's matmul directly (shown when built with oneDNN; normlab's
-//                  float32 GEMMs always run on OpenBLAS);
+//   f32 oneDNN     float32 through oneDNN's matmul, in the backend's pieces (shown when built with
+//                  oneDNN; normlab's float32 GEMMs take it where core/cpu/f32_gemm.h's probe chose it);
 //   bf16 oneDNN    bfloat16 A, B, C through oneDNN's matmul (float32 accumulation);
 //   bf16 fallback  bfloat16 converted to float32, sgemm, C rounded back (what float16 runs too);
 //   f16 oneDNN     float16 through oneDNN where it has a native kernel (oneDNN 2.6, Debian 12's,
@@ -24,6 +24,7 @@
 
 #include "core/backend.h"
 #include "core/cpu/blas_core.h"
+#include "core/cpu/f32_gemm.h"
 #include "core/cpu/half_gemm.h"
 #include "core/random.h"
 
@@ -45,13 +46,15 @@ const std::vector<GemmShape> kShapes = {
     {"gpt2 up", 1024, 3072, 768},      {"gpt2 down", 1024, 768, 3072},
     // bench/configs/gpt2_124m.toml runs B*T = 4 x 64 = 256 rows: its MLP up-projection and tied head
     {"gpt2 up, 256 rows", 256, 3072, 768}, {"gpt2 head", 256, 50257, 768},
+    // mid's attention projections: q, k and v as three (C, C) Linears, or fused as one (3C, C)
+    {"mid q (or k, v)", 2048, 512, 512}, {"mid qkv fused", 2048, 1536, 512},
 };
 
 struct Impl {
   const char* name;
   DType dtype;
   HalfGemmPath path;  // for half dtypes
-  bool onednn_direct = false;  // call oneDNN's matmul itself (float32 oneDNN)
+  F32GemmKernel f32_kernel = F32GemmKernel::Auto;  // for float32 (and the fallback's sgemm)
 };
 
 GemmOperands make_operands(const GemmShape& s, int variant, DType dtype) {
@@ -80,8 +83,8 @@ double median(std::vector<double> v) {
 
 std::function<void()> gemm_call(const Impl& impl, GemmOperands& o) {
   return [&impl, &o] {
-    if (impl.onednn_direct) return onednn_gemm(o.args, o.a, o.b, o.c);
     set_half_gemm_path(impl.path);
+    set_f32_gemm_kernel(impl.f32_kernel);
     cpu_backend().gemm(o.args, o.a, o.b, o.c);
   };
 }
@@ -109,20 +112,6 @@ void bench_shape(const GemmShape& s, int variant, const std::vector<Impl>& impls
   std::fflush(stdout);
 }
 
-// Whether oneDNN's float32 matmul runs here (false when normlab was built without oneDNN).
-bool onednn_f32_runs() {
-  GemmArgs g;
-  g.m = g.n = g.k = 2;
-  const Tensor a = Tensor::ones({2, 2}), b = Tensor::ones({2, 2});
-  Tensor c = Tensor::zeros({2, 2});
-  try {
-    onednn_gemm(g, a, b, c);
-  } catch (const Error&) {
-    return false;
-  }
-  return c.to_vector() == std::vector<double>(4, 2.0);
-}
-
 std::vector<int> parse_list(const std::string& text) {
   std::vector<int> out;
   size_t start = 0;
@@ -142,21 +131,23 @@ int main(int argc, char** argv) {
   int reps = 5;
   double min_seconds = 0.2;
   std::vector<int> thread_counts{1, 2};
+  std::string only;  // shapes whose name contains this
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--reps") reps = std::stoi(value);
     else if (flag == "--threads") thread_counts = parse_list(value);
     else if (flag == "--min-ms") min_seconds = std::stod(value) * 1e-3;
+    else if (flag == "--only") only = value;
     else {
-      fmt::print(stderr, "gemm_precision: unknown flag {} (--reps N, --threads 1,2, --min-ms MS)\n", flag);
+      fmt::print(stderr, "gemm_precision: unknown flag {} (--reps N, --threads 1,2, --min-ms MS, --only NAME)\n", flag);
       return 2;
     }
   }
   const bool bf16_native = onednn_gemm_available(DType::BF16), f16_native = onednn_gemm_available(DType::F16);
   fmt::print("OpenBLAS core {}; oneDNN native kernel: bfloat16 {}, float16 {}; {} repetitions, >= {} ms each\n\n",
              blas_core_name(), bf16_native ? "yes" : "no", f16_native ? "yes" : "no", reps, min_seconds * 1e3);
-  std::vector<Impl> impls{{"f32 sgemm", DType::F32, HalfGemmPath::Auto}};
-  if (onednn_f32_runs()) impls.push_back({"f32 oneDNN", DType::F32, HalfGemmPath::Auto, true});
+  std::vector<Impl> impls{{"f32 sgemm", DType::F32, HalfGemmPath::Auto, F32GemmKernel::OpenBlas}};
+  if (onednn_f32_available()) impls.push_back({"f32 oneDNN", DType::F32, HalfGemmPath::Auto, F32GemmKernel::OneDnn});
   if (bf16_native) impls.push_back({"bf16 oneDNN", DType::BF16, HalfGemmPath::OneDnn});
   impls.push_back({"bf16 fallback", DType::BF16, HalfGemmPath::Fallback});
   if (f16_native) impls.push_back({"f16 oneDNN", DType::F16, HalfGemmPath::OneDnn});
@@ -165,8 +156,10 @@ int main(int argc, char** argv) {
   for (const int threads : thread_counts) {
     set_num_threads(threads);
     for (const GemmShape& s : kShapes)
-      for (int variant = 0; variant < 3; ++variant) bench_shape(s, variant, impls, threads, reps, min_seconds);
+      if (std::string(s.name).find(only) != std::string::npos)
+        for (int variant = 0; variant < 3; ++variant) bench_shape(s, variant, impls, threads, reps, min_seconds);
   }
   set_half_gemm_path(HalfGemmPath::Auto);
+  set_f32_gemm_kernel(F32GemmKernel::Auto);
   return 0;
 }

@@ -37,6 +37,7 @@
 #include "autograd/ops.h"
 #include "core/backend.h"
 #include "core/cpu/blas_core.h"
+#include "core/cpu/f32_gemm.h"
 #include "core/cpu/half_gemm.h"
 #include "core/profiler.h"
 #include "cli/commands.h"
@@ -122,6 +123,7 @@ void print_timing(const BenchOptions& opt, const nlohmann::ordered_json& out) {
   fmt::print("  throughput  {:.0f} tokens/s   {:.2f} GFLOP/s ({:.3g} GFLOP/step)\n", d("tokens_per_s"),
              d("gflops"), d("flops_per_step") / 1e9);
   fmt::print("  peak RSS    {:.1f} MiB\n", d("peak_rss_mib"));
+  fmt::print("  fp32 GEMM   {}\n", out["f32_gemm"].get<std::string>());
   if (out.contains("half_gemm")) fmt::print("  half GEMM   {}\n", out["half_gemm"].get<std::string>());
   const nlohmann::ordered_json& memory = out["memory"];
   if (!memory.empty())
@@ -156,6 +158,7 @@ void run_timing(const BenchOptions& opt, const RunConfig& config, const Dataset*
       {"matmul_params", matmul_params}, {"optimizer", enum_name(config.optim.name)}, {"steps", opt.steps},
       {"warmup", opt.warmup}, {"median_ms", times.median_ms}, {"min_ms", times.sorted_ms.front()},
       {"max_ms", times.sorted_ms.back()}, {"blas_core", blas_core_name()}, {"blas", blas_core_description()},
+      {"f32_gemm", f32_gemm_description()},
       {"tokens_per_s", static_cast<double>(b * t) / seconds}, {"flops_per_step", flops},
       {"gflops", flops / seconds / 1e9}, {"peak_rss_mib", peak_rss_mib()}, {"final_loss", times.last_loss},
       {"profiled", !opt.no_profile}, {"breakdown_pct", op_family_breakdown(times, !opt.no_profile)},

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "core/backend.h"
 #include "core/cpu/blas_core.h"
+#include "core/cpu/f32_gemm.h"
 #include "core/cpu/half_gemm.h"
 
 namespace normlab::cli {
@@ -25,11 +26,12 @@ std::string version_text() {
                      "commit      {}\n"
                      "build type  {}\n"
                      "BLAS        {}, kernels {}\n"
+                     "fp32 GEMM   {}\n"
                      "bf16 GEMM   {}\n"
                      "fp16 GEMM   {}\n"
                      "CUDA        {}",
                      NORMLAB_VERSION, NORMLAB_GIT_COMMIT, NORMLAB_BUILD_TYPE, NORMLAB_BLAS, blas_core_description(),
-                     half_gemm_description(DType::BF16), half_gemm_description(DType::F16), cuda_line());
+                     f32_gemm_description(), half_gemm_description(DType::BF16), half_gemm_description(DType::F16), cuda_line());
 }
 
 }  // namespace normlab::cli

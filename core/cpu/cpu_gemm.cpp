@@ -1,4 +1,5 @@
-// GEMM through OpenBLAS: transposes are folded into the call (no transposed copies); a batch is a
+// GEMM: float64 through OpenBLAS, float32 through the kernel core/cpu/f32_gemm.h chooses (OpenBLAS
+// or oneDNN). Transposes are folded into the call (no transposed copies); a batch is a
 // loop of cblas calls over strided matrices (a zero stride shares one matrix across the batch).
 // bfloat16/float16 operands go to gemm_half (core/cpu/half_gemm.h): oneDNN or a float32 fallback.
 #include <cblas.h>
@@ -6,22 +7,30 @@
 #include <algorithm>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/f32_gemm.h"
 #include "core/cpu/half_gemm.h"
 
 namespace normlab {
 
 namespace {
 
-// How a float32 GEMM call is spread over the OpenMP threads. OpenBLAS runs a call made inside an
-// active parallel region on one thread, and threads a call made outside one itself when m n k >
-// 2^18. Its own threading, and our pieces when they fall to its small-matrix kernels (m n k below
-// about 10^6, other rounding), change bits with the thread count (bench/README.md: under AVX-512
-// kernels (128, 20, 400) and (128, 40, 390) do at 2 threads; 210 of 3888 shapes did when a piece
-// fell below the threshold). So every product up to 2^26 is computed by the same single-threaded
-// kernel over the same sums at every thread count: whole, or in pieces of C's rows or columns.
-// Larger ones are left to OpenBLAS's threading, which shares packed panels between the threads.
+// How a float32 GEMM call is spread over the OpenMP threads. The kernel (core/cpu/f32_gemm.h) is
+// OpenBLAS's sgemm or oneDNN's f32 matmul, chosen per product class.
+//
+// OpenBLAS runs a call made inside an active parallel region on one thread, and threads a call
+// made outside one itself when m n k > 2^18. Its own threading, and our pieces when they fall to
+// its small-matrix kernels (m n k below about 10^6, other rounding), change bits with the thread
+// count (bench/README.md: under AVX-512 kernels (128, 20, 400) and (128, 40, 390) do at 2 threads;
+// 210 of 3888 shapes did when a piece fell below the threshold). So every product up to 2^26 is
+// computed by the same single-threaded kernel over the same sums at every thread count: whole, or
+// in pieces of C's rows or columns. Larger ones are left to OpenBLAS's threading, which shares
+// packed panels between the threads.
+//
+// oneDNN does not sum a piece as it sums the same rows or columns of the whole (transposed A, and
+// column pieces, differ in the last bits: tests/core/gemm_test.cpp), so its products are cut into
+// pieces whose number depends on the shape only, never on the thread count (onednn_pieces).
 enum class Spread {
-  kOpenBlas,   // one call per matrix outside a parallel region: OpenBLAS decides
+  kWhole,      // one call per matrix outside a parallel region (OpenBLAS may thread it)
   kBatch,      // whole matrices of a batch over threads
   kRows,       // rows of C over threads (op(A)'s rows: rows of A, or its columns when transposed)
   kColumns,    // columns of C over threads (op(B)'s columns: columns of B, or its rows when transposed)
@@ -39,61 +48,89 @@ constexpr int64_t kSplitMinPieceMnk = int64_t{1} << 21;  // twice the small-matr
 // (bench/README.md).
 Spread choose_spread(const GemmArgs& g, int threads) {
   const int64_t mnk = g.m * g.n * g.k;
-  if (threads == 1 || mnk > kSplitMaxMnk) return Spread::kOpenBlas;
+  if (threads == 1 || mnk > kSplitMaxMnk) return Spread::kWhole;
   if (g.batch > 1 && (mnk <= kOpenBlasThreadsAboveMnk || g.batch >= threads)) return Spread::kBatch;
-  if (mnk <= kOpenBlasThreadsAboveMnk) return Spread::kOpenBlas;
+  if (mnk <= kOpenBlasThreadsAboveMnk) return Spread::kWhole;
   const int64_t side = std::max(g.m, g.n);
   if (side < 64 * threads || side / threads * (mnk / side) < kSplitMinPieceMnk) return Spread::kOneThread;
   return g.m >= g.n ? Spread::kRows : Spread::kColumns;
 }
 
-struct SgemmCall {
-  CBLAS_TRANSPOSE ta, tb;
-  int64_t lda, ldb, ldc;
-  float alpha, beta;
-};
+// Rows [s0, s1) of C (or columns, when !rows) as a product of their own.
+SgemmPiece slice(const SgemmPiece& whole, bool rows, int64_t s0, int64_t s1) {
+  SgemmPiece piece = whole;
+  if (rows) {
+    piece.m = s1 - s0;
+    piece.a = whole.a + (whole.trans_a ? s0 : s0 * whole.lda);
+    piece.c = whole.c + s0 * whole.ldc;
+  } else {
+    piece.n = s1 - s0;
+    piece.b = whole.b + (whole.trans_b ? s0 * whole.ldb : s0);
+    piece.c = whole.c + s0;
+  }
+  return piece;
+}
 
-// C[i] = alpha op(A[i]) op(B[i]) + beta C[i], spread as `spread` says (not kBatch).
-void sgemm_matrix(const GemmArgs& g, const SgemmCall& s, Spread spread, int threads, const float* ap,
-                  const float* bp, float* cp) {
-  const auto whole = [&] {
-    cblas_sgemm(CblasRowMajor, s.ta, s.tb, g.m, g.n, g.k, s.alpha, ap, s.lda, bp, s.ldb, s.beta, cp, s.ldc);
-  };
-  // No OpenMP construct is entered for kOpenBlas: inside a one-thread team OpenBLAS would open a
+// C[i] = alpha op(A[i]) op(B[i]) + beta C[i] (`whole` holds matrix i), spread as `spread` says (not kBatch).
+void openblas_matrix(const SgemmPiece& whole, Spread spread, int threads) {
+  constexpr F32GemmKernel kernel = F32GemmKernel::OpenBlas;
+  // No OpenMP construct is entered for kWhole: inside a one-thread team OpenBLAS would open a
   // nested team (new threads) per call.
-  if (spread == Spread::kOpenBlas) return whole();
+  if (spread == Spread::kWhole) return sgemm_piece_with(kernel, whole);
   if (spread == Spread::kOneThread) {
 #pragma omp parallel
 #pragma omp single
-    whole();
+    sgemm_piece_with(kernel, whole);
     return;
   }
   const bool rows = spread == Spread::kRows;
-  const int64_t side = rows ? g.m : g.n;
+  const int64_t side = rows ? whole.m : whole.n;
 #pragma omp parallel for schedule(static)
   for (int t = 0; t < threads; ++t) {
     const int64_t s0 = side * t / threads, s1 = side * (t + 1) / threads;
-    if (rows) {
-      cblas_sgemm(CblasRowMajor, s.ta, s.tb, s1 - s0, g.n, g.k, s.alpha, ap + (g.trans_a ? s0 : s0 * s.lda), s.lda,
-                  bp, s.ldb, s.beta, cp + s0 * s.ldc, s.ldc);
-    } else {
-      cblas_sgemm(CblasRowMajor, s.ta, s.tb, g.m, s1 - s0, g.k, s.alpha, ap, s.lda,
-                  bp + (g.trans_b ? s0 * s.ldb : s0), s.ldb, s.beta, cp + s0, s.ldc);
-    }
+    sgemm_piece_with(kernel, slice(whole, rows, s0, s1));
   }
 }
 
-void sgemm_batch(const GemmArgs& g, const SgemmCall& s, const float* ap, const float* bp, float* cp) {
+// oneDNN's pieces of one matrix: 1, 2, 4 or 8 along the longer side of C, as many as keep each
+// piece at m n k >= 2^24 and its side >= 64 (a shape-only rule: the same at every thread count).
+constexpr int64_t kOneDnnMinPieceMnk = int64_t{1} << 21;
+int64_t onednn_pieces(const GemmArgs& g) {
+  const int64_t mnk = g.m * g.n * g.k, side = std::max(g.m, g.n);
+  int64_t pieces = 1;
+  while (pieces < 8 && mnk / (2 * pieces) >= kOneDnnMinPieceMnk && side / (2 * pieces) >= 64) pieces *= 2;
+  return pieces;
+}
+
+// Every (matrix, piece) of the batch is one task on one thread; threads take tasks in order.
+void onednn_batch(const GemmArgs& g, const SgemmPiece& first) {
+  const int64_t pieces = onednn_pieces(g), tasks = g.batch * pieces;
+  const bool rows = g.m >= g.n;
+  const int64_t side = rows ? g.m : g.n;
+#pragma omp parallel for schedule(static) if (tasks > 1 && num_threads() > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t i = t / pieces, j = t % pieces;
+    SgemmPiece matrix = first;
+    matrix.a += i * g.stride_a, matrix.b += i * g.stride_b, matrix.c += i * g.stride_c;
+    sgemm_piece_with(F32GemmKernel::OneDnn, slice(matrix, rows, side * j / pieces, side * (j + 1) / pieces));
+  }
+}
+
+void sgemm_batch(const GemmArgs& g, const SgemmPiece& first) {
+  if (f32_gemm_kernel(gemm_class_of(g.m, g.n, g.k)) == F32GemmKernel::OneDnn) return onednn_batch(g, first);
   const int threads = num_threads();
   const Spread spread = choose_spread(g, threads);
+  const auto matrix = [&](int64_t i) {
+    SgemmPiece p = first;
+    p.a += i * g.stride_a, p.b += i * g.stride_b, p.c += i * g.stride_c;
+    return p;
+  };
   if (spread == Spread::kBatch) {
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < g.batch; ++i)
-      sgemm_matrix(g, s, Spread::kOpenBlas, 1, ap + i * g.stride_a, bp + i * g.stride_b, cp + i * g.stride_c);
+    for (int64_t i = 0; i < g.batch; ++i) openblas_matrix(matrix(i), Spread::kWhole, 1);
     return;
   }
-  for (int64_t i = 0; i < g.batch; ++i)
-    sgemm_matrix(g, s, spread, threads, ap + i * g.stride_a, bp + i * g.stride_b, cp + i * g.stride_c);
+  for (int64_t i = 0; i < g.batch; ++i) openblas_matrix(matrix(i), spread, threads);
 }
 
 }  // namespace
@@ -115,8 +152,9 @@ void CpuBackend::gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tenso
     return;
   }
   if (c.dtype() == DType::F32) {
-    const SgemmCall call{ta, tb, lda, ldb, ldc, static_cast<float>(g.alpha), static_cast<float>(g.beta)};
-    sgemm_batch(g, call, a.data<float>(), b.data<float>(), c.data<float>());
+    const SgemmPiece first{g.trans_a, g.trans_b, g.m, g.n, g.k, lda, ldb, ldc, static_cast<float>(g.alpha),
+                           static_cast<float>(g.beta), a.data<float>(), b.data<float>(), c.data<float>()};
+    sgemm_batch(g, first);
   } else if (c.dtype() == DType::F64) {
     const double* ap = a.data<double>();
     const double* bp = b.data<double>();

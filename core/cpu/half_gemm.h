@@ -59,9 +59,8 @@ void gemm_half(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c);
 bool onednn_gemm_available(DType dtype);
 // True when it is also expected to be faster than the fallback: oneDNN sees AMX on this CPU.
 bool onednn_gemm_preferred(DType dtype);
-// For bfloat16 and float16; also float32, which only bench/gemm_precision uses (float32 GEMMs run
-// on OpenBLAS: oneDNN's f32 matmul measured 0.70-1.26x sgemm at the models' shapes on a Zen 5,
-// no consistent gain, bench/README.md).
+// For bfloat16 and float16; also float32, for bench/gemm_precision (the float32 kernel the
+// backend runs is core/cpu/f32_gemm.h's choice).
 void onednn_gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c);
 
 }  // namespace normlab

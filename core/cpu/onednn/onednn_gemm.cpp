@@ -6,12 +6,15 @@
 // Layout: every operand is a 3-d (batch, rows, cols) memory descriptor with explicit strides, so
 // transposes are strides (never copies) and a zero batch stride becomes a batch dimension of 1,
 // which matmul broadcasts over dst's batch.
+#include <omp.h>
+
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string_view>
 #include <tuple>
 
+#include "core/cpu/f32_gemm.h"
 #include "core/cpu/half_gemm.h"
 
 namespace normlab {
@@ -130,6 +133,99 @@ void onednn_gemm(const GemmArgs& g, const Tensor& a, const Tensor& b, Tensor& c)
   memory b_mem(cached.pd.weights_desc(), cpu_engine(), const_cast<void*>(b.raw_data()));
   memory c_mem(cached.pd.dst_desc(), cpu_engine(), c.raw_data());
   cached.matmul.execute(stream, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
+  stream.wait();
+}
+
+// ---- float32 pieces (core/cpu/f32_gemm.h) ----
+
+namespace {
+
+// A 2-d float32 operand, logically (rows, cols), stored row-major with leading dimension ld as
+// (rows, cols) or, transposed, as (cols, rows).
+memory::desc f32_operand(int64_t rows, int64_t cols, int64_t ld, bool transposed) {
+  return memory::desc({rows, cols}, memory::data_type::f32,
+                      transposed ? memory::dims{1, ld} : memory::dims{ld, 1});
+}
+
+struct SgemmKey {
+  bool trans_a, trans_b;
+  int64_t m, n, k, lda, ldb, ldc;
+  float alpha, beta;
+  auto operator<=>(const SgemmKey&) const = default;
+};
+
+dnnl::matmul::primitive_desc make_sgemm_desc(const SgemmKey& key) {
+  dnnl::primitive_attr attr;
+  if (key.alpha != 1.0f) attr.set_output_scales(0, {key.alpha});
+  if (key.beta != 0.0f) {
+    dnnl::post_ops post;
+    post.append_sum(key.beta);
+    attr.set_post_ops(post);
+  }
+  const dnnl::matmul::desc desc(f32_operand(key.m, key.k, key.lda, key.trans_a),
+                                f32_operand(key.k, key.n, key.ldb, key.trans_b),
+                                f32_operand(key.m, key.n, key.ldc, false));
+  return dnnl::matmul::primitive_desc(desc, attr, cpu_engine());
+}
+
+// A primitive with its operands' memory objects (their data handles set per call).
+struct SgemmPrimitive {
+  dnnl::matmul matmul;
+  memory a, b, c;
+};
+
+// Primitives per thread: oneDNN plans a primitive for the thread count it sees when created, so
+// each is created (and run) with OpenMP's thread count set to 1 on the calling thread. The
+// memory objects and the stream are made once too: at char_small's (64, 64, 32) products their
+// creation per call cost more than the product.
+SgemmPrimitive& cached_sgemm(const SgemmKey& key) {
+  thread_local std::map<SgemmKey, SgemmPrimitive> cache;
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    if (cache.size() >= 1024) cache.clear();  // a bound, far above the shapes of one model
+    const dnnl::matmul::primitive_desc pd = make_sgemm_desc(key);
+    SgemmPrimitive p{dnnl::matmul(pd), memory(pd.src_desc(), cpu_engine(), nullptr),
+                     memory(pd.weights_desc(), cpu_engine(), nullptr), memory(pd.dst_desc(), cpu_engine(), nullptr)};
+    it = cache.emplace(key, std::move(p)).first;
+  }
+  return it->second;
+}
+
+// Sets OpenMP's thread count for regions this thread opens to 1, restoring it on scope exit.
+class OneOpenMpThread {
+ public:
+  OneOpenMpThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneOpenMpThread() { omp_set_num_threads(saved_); }
+  OneOpenMpThread(const OneOpenMpThread&) = delete;
+  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
+
+ private:
+  int saved_;
+};
+
+}  // namespace
+
+bool onednn_f32_available() {
+  static const bool available = [] {
+    try {
+      const SgemmKey probe{false, true, 64, 64, 64, 64, 64, 64, 1.0f, 0.0f};
+      return !is_reference_kernel(make_sgemm_desc(probe));
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+void onednn_sgemm_one_thread(const SgemmPiece& p) {
+  const OneOpenMpThread one_thread;
+  const SgemmKey key{p.trans_a, p.trans_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.alpha, p.beta};
+  SgemmPrimitive& primitive = cached_sgemm(key);
+  thread_local dnnl::stream stream(cpu_engine());
+  primitive.a.set_data_handle(const_cast<float*>(p.a));
+  primitive.b.set_data_handle(const_cast<float*>(p.b));
+  primitive.c.set_data_handle(p.c);
+  primitive.matmul.execute(stream, {{DNNL_ARG_SRC, primitive.a}, {DNNL_ARG_WEIGHTS, primitive.b}, {DNNL_ARG_DST, primitive.c}});
   stream.wait();
 }
 

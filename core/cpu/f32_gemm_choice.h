@@ -1,0 +1,48 @@
+// Auto's float32 kernel choice (core/cpu/f32_gemm.h): the probe that measures it and the file
+// that keeps it per machine, apart from the process-wide state so that tests can drive them.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "core/cpu/f32_gemm.h"
+
+namespace normlab {
+
+struct F32GemmChoice {
+  // Per class (GemmClass's order: tiny, small, large): the kernel, and OpenBLAS time / oneDNN time
+  // on the class's probe (0: not measured).
+  F32GemmKernel kernel[3] = {F32GemmKernel::OpenBlas, F32GemmKernel::OpenBlas, F32GemmKernel::OpenBlas};
+  double speedup[3] = {0.0, 0.0, 0.0};
+  std::string measured_at;                          // UTC, ISO 8601
+  std::string file;                                 // where it is kept ("" when not kept)
+  std::string note;                                 // why it was not measured or not kept
+};
+
+// The probe: both kernels on one thread, on each class's products (Large: one Linear layer's
+// forward and backward at 1024 rows, 512 in, 512 out; Small: attention's products at 256
+// positions and head size 64 over 8 heads; Tiny: the same at 64 positions and head size 32 over
+// 48 heads), each product the best of several tries,
+// kernels alternated. oneDNN is taken per class at >= kF32AutoMargin. About 0.3 s.
+F32GemmChoice measure_f32_gemm_choice();
+
+// "f32-gemm-<16 hex digits>.txt": a hash of what the choice depends on (the CPU's model name and
+// flags, OpenBLAS's core and this probe's version).
+std::string f32_choice_file_name();
+
+// The choice kept in `file` when it holds a well-formed one; else measure(), written to `file`
+// (through a temporary file linked into place, so a reader never sees half a file). When another
+// process wrote `file` in the meantime, its choice is adopted, so all processes agree. A file
+// that cannot be written leaves the measured choice, with a note saying why.
+F32GemmChoice kept_or_measured_choice(const std::filesystem::path& file,
+                                      const std::function<F32GemmChoice()>& measure);
+
+// The file's text and back; parse returns false for anything malformed.
+std::string format_f32_choice(const F32GemmChoice& choice);
+bool parse_f32_choice(const std::string& text, F32GemmChoice& choice);
+
+// "large onednn (1.07x), small onednn (1.05x), tiny openblas (0.92x); measured 2026-12-05T01:59:00Z, kept in FILE;
+// oneDNN taken at >= 1.04x"
+std::string describe_f32_choice(const F32GemmChoice& choice);
+
+}  // namespace normlab
