@@ -6,6 +6,9 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 #include "core/backend.h"
+#include "core/cpu/blas_core.h"
+#include "core/cpu/f32_gemm.h"
+#include "core/cpu/half_gemm.h"
 #include "core/ops.h"
 #include "io/atomic_file.h"
 #include "train/checkpoint.h"
@@ -159,6 +162,18 @@ void log_grad_norms(RunFiles& files, const TransformerLM& model, int64_t step, b
                zero.size(), zero.front());
 }
 
+namespace {
+
+// The GEMM kernels that computed a CPU run: they round differently, so the same config trained
+// with other kernels differs in its last bits (README "Float32 GEMM").
+nlohmann::json cpu_kernels_json(Precision precision) {
+  nlohmann::json kernels = {{"blas", blas_core_description()}, {"fp32_gemm", f32_gemm_description()}};
+  if (precision != Precision::Fp32) kernels["half_gemm"] = half_gemm_description(compute_dtype(precision));
+  return kernels;
+}
+
+}  // namespace
+
 void write_final_summary(const fs::path& dir, const TrainResult& result, const RunConfig& c, const TransformerLM& model,
                          const LossScaler& scaler) {
   nlohmann::json summary = {{"status", enum_name(result.status)},
@@ -172,6 +187,7 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
                             {"parameters", model.parameter_count()},
                             {"precision", enum_name(c.train.precision)}};
   if (std::isfinite(result.bleu)) summary["bleu"] = result.bleu;
+  if (c.train.device.kind == DeviceKind::CPU) summary["cpu_kernels"] = cpu_kernels_json(c.train.precision);
   if (scaler.enabled()) {
     summary["loss_scale"] = scaler.scale();
     summary["skipped_steps"] = scaler.state().skipped_steps;

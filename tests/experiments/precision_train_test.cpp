@@ -9,6 +9,9 @@
 #include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "core/backend.h"
+#include "core/cpu/blas_core.h"
+#include "core/cpu/f32_gemm.h"
+#include "core/cpu/half_gemm.h"
 #include "command_util.h"
 #include "core/random.h"
 #include "config/config.h"
@@ -117,6 +120,12 @@ TEST(MixedPrecision, Bf16RunTrainsAndRecordsItsPrecision) {
   const TrainResult bf16 = train(t.config({"train.name=bf16", "train.steps=30", "train.precision=bf16"}), quiet_options());
   EXPECT_EQ(bf16.status, RunStatus::Completed);
   EXPECT_EQ(read_summary(t.run("bf16"))["precision"], "bf16");
+  // The kernels that computed each run: float32's choice in both, the half GEMM's only in bf16.
+  const auto kernels = read_summary(t.run("bf16"))["cpu_kernels"];
+  EXPECT_EQ(kernels["fp32_gemm"], f32_gemm_description());
+  EXPECT_EQ(kernels["half_gemm"], half_gemm_description(DType::BF16));
+  EXPECT_FALSE(read_summary(t.run("fp32"))["cpu_kernels"].contains("half_gemm"));
+  EXPECT_EQ(read_summary(t.run("fp32"))["cpu_kernels"]["blas"], blas_core_description());
   EXPECT_FALSE(read_summary(t.run("bf16")).contains("loss_scale"));
   const auto rows = metrics_without_timing(t.run("bf16"));
   EXPECT_FALSE(rows.front().contains("loss_scale"));
