@@ -26,10 +26,12 @@
 // Determinism: rows are cut into chunks whose size depends only on the shape; each chunk's
 // weight-gradient partial sums its rows in order, and the partials are added in chunk order. So
 // results are bitwise the same for any thread count.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/half_convert.h"
 
 namespace normlab {
 
@@ -103,6 +105,48 @@ template <typename T> class WeightGradPartials {
   T* stage_;
 };
 
+// ---- rows of 16-bit storage seen as float32 ----
+// A 16-bit row is converted once by the vector converters (core/cpu/half_convert.h) into scratch
+// that the calling thread keeps, so the loops run on float32 and vectorise: float16's conversion
+// one element at a time is a scalar instruction that kept them scalar (2.3x bfloat16's norm time
+// per char_small step, bench/README.md). The conversions are exact one way and round to nearest
+// even the other, as load/store do, so the results are bitwise what element-wise conversion gave.
+// float32 and float64 rows are used in place.
+
+template <typename S> const compute_t<S>* read_row(const S* row, int64_t n, std::vector<float>& scratch) {
+  if constexpr (is_half_v<S>) {
+    scratch.resize(static_cast<size_t>(n));
+    to_float(row, scratch.data(), n);
+    return scratch.data();
+  } else {
+    return row;
+  }
+}
+
+// Where a row's output is computed: scratch for a 16-bit row (written back by write_row), the
+// row itself otherwise.
+template <typename S> compute_t<S>* output_row(S* row, int64_t n, std::vector<float>& scratch) {
+  if constexpr (is_half_v<S>) {
+    scratch.resize(static_cast<size_t>(n));
+    return scratch.data();
+  } else {
+    return row;
+  }
+}
+template <typename S> void write_row(const compute_t<S>* computed, S* row, int64_t n) {
+  if constexpr (is_half_v<S>) from_float(computed, row, n);
+}
+
+// A (C,) weight in the compute type; `fill` where it is undefined (no affine parameters).
+template <typename S, typename T = compute_t<S>>
+std::vector<T> weight_in_compute_type(const Tensor& w, int64_t C, T fill) {
+  std::vector<T> out(static_cast<size_t>(C), fill);
+  if (!w.defined()) return out;
+  if constexpr (is_half_v<S>) to_float(w.data<S>(), out.data(), C);
+  else std::copy(w.data<S>(), w.data<S>() + C, out.data());
+  return out;
+}
+
 // ---- per-row groups: x (rows, C) with C = groups * n; mean, rstd (rows, groups) ----
 // LayerNorm is the case groups = 1, so the two share this code (and agree bitwise).
 
@@ -114,33 +158,31 @@ void grouped_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, i
   const int64_t C = x.size(-1), rows = x.numel() / C, n = C / groups;
   const S* xp = x.data<S>();
   // Without affine parameters gamma = 1 and beta = 0: (x - m) r * 1 + 0 is exact, one loop serves.
-  const std::vector<S> ones(gamma.defined() ? 0 : static_cast<size_t>(C), store<S>(T(1)));
-  const std::vector<S> zeros(beta.defined() ? 0 : static_cast<size_t>(C), store<S>(T(0)));
-  const S* gp = gamma.defined() ? gamma.data<S>() : ones.data();
-  const S* bp = beta.defined() ? beta.data<S>() : zeros.data();
+  const std::vector<T> g = weight_in_compute_type<S>(gamma, C, T(1)), b = weight_in_compute_type<S>(beta, C, T(0));
   S* yp = y.data<S>();
   T* mp = mean.data<T>();
   T* rp = rstd.data<T>();
 #pragma omp parallel for if (x.numel() > kParallelElements)
   for (int64_t s = 0; s < rows * groups; ++s) {  // s = row * groups + group
-    const S* xs = xp + s * n;
-    S* ys = yp + s * n;
+    thread_local std::vector<float> x_scratch, y_scratch;
+    const T* xs = read_row(xp + s * n, n, x_scratch);
+    T* ys = output_row(yp + s * n, n, y_scratch);
     const int64_t c0 = (s % groups) * n;
     double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < n; ++j) sum += load(xs[j]);
+    for (int64_t j = 0; j < n; ++j) sum += xs[j];
     mp[s] = static_cast<T>(sum / static_cast<double>(n));
     const double m = mp[s];  // the stored (rounded) mean, as backward will see it
     double sq = 0.0;
 #pragma omp simd reduction(+ : sq)
     for (int64_t j = 0; j < n; ++j) {
-      const double d = load(xs[j]) - m;
+      const double d = xs[j] - m;
       sq += d * d;
     }
     rp[s] = static_cast<T>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
     const T mt = mp[s], rt = rp[s];
-    for (int64_t j = 0; j < n; ++j)
-      ys[j] = store<S>((load(xs[j]) - mt) * rt * load(gp[c0 + j]) + load(bp[c0 + j]));
+    for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mt) * rt * g[c0 + j] + b[c0 + j];
+    write_row(ys, yp + s * n, n);
   }
 }
 
@@ -156,42 +198,42 @@ void grouped_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, co
   const T* mp = mean.data<T>();
   const T* rp = rstd.data<T>();
   S* dxp = data_or_null<S>(dx);
-  const std::vector<S> ones(gamma.defined() ? 0 : static_cast<size_t>(C), store<S>(T(1)));
-  const S* gp = gamma.defined() ? gamma.data<S>() : ones.data();
+  const std::vector<T> g = weight_in_compute_type<S>(gamma, C, T(1));
   const bool want_dg = dgamma.defined(), want_db = dbeta.defined();
   const RowChunks chunks(rows);
   WeightGradPartials<T> partial(chunks.count, C, 2);
 #pragma omp parallel for if (x.numel() > kParallelElements)
   for (int64_t k = 0; k < chunks.count; ++k) {
+    thread_local std::vector<float> dy_scratch, x_scratch, dx_scratch;
     T* sdg = partial.stage(0, k);
     T* sdb = partial.stage(1, k);
     if (want_dg) partial.start_chunk(0, k);
     if (want_db) partial.start_chunk(1, k);
     const int64_t r0 = k * chunks.size, r_end = std::min(rows, r0 + chunks.size);
     for (int64_t r = r0; r < r_end; ++r) {
-      for (int64_t g = 0; g < groups; ++g) {
-        const int64_t s = r * groups + g, c0 = g * n;
-        const S* dys = dyp + s * n;
-        const S* xs = xp + s * n;
-        const S* gs = gp + c0;
+      for (int64_t grp = 0; grp < groups; ++grp) {
+        const int64_t s = r * groups + grp, c0 = grp * n;
+        const T* dys = read_row(dyp + s * n, n, dy_scratch);
+        const T* xs = read_row(xp + s * n, n, x_scratch);
+        const T* gs = g.data() + c0;
         const T m = mp[s], rs = rp[s];
         double sum_dxhat = 0.0, sum_dxhat_xhat = 0.0;
 #pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
         for (int64_t j = 0; j < n; ++j) {
-          const T xhat = (load(xs[j]) - m) * rs, dxhat = load(dys[j]) * load(gs[j]);
+          const T xhat = (xs[j] - m) * rs, dxhat = dys[j] * gs[j];
           sum_dxhat += double(dxhat);
           sum_dxhat_xhat += double(dxhat * xhat);
         }
         if (want_dg)
-          for (int64_t j = 0; j < n; ++j) sdg[c0 + j] += load(dys[j]) * ((load(xs[j]) - m) * rs);
+          for (int64_t j = 0; j < n; ++j) sdg[c0 + j] += dys[j] * ((xs[j] - m) * rs);
         if (want_db)
-          for (int64_t j = 0; j < n; ++j) sdb[c0 + j] += load(dys[j]);
+          for (int64_t j = 0; j < n; ++j) sdb[c0 + j] += dys[j];
         if (dxp) {
           const T a = static_cast<T>(sum_dxhat / static_cast<double>(n));
           const T b = static_cast<T>(sum_dxhat_xhat / static_cast<double>(n));
-          S* dxs = dxp + s * n;
-          for (int64_t j = 0; j < n; ++j)
-            dxs[j] = store<S>(rs * (load(dys[j]) * load(gs[j]) - a - (load(xs[j]) - m) * rs * b));
+          T* dxs = output_row(dxp + s * n, n, dx_scratch);
+          for (int64_t j = 0; j < n; ++j) dxs[j] = rs * (dys[j] * gs[j] - a - (xs[j] - m) * rs * b);
+          write_row(dxs, dxp + s * n, n);
         }
       }
       if (want_dg) partial.after_row(0, k, r - r0, r + 1 == r_end);
