@@ -19,8 +19,8 @@
 //
 // Storage and compute types: each kernel is a template on the storage type S of x, y, dy, dx and
 // the weights and their gradients. float32 and float64 compute in themselves; bfloat16 and float16
-// are loaded to float32 element by element, computed in float32 and stored rounded (nothing of the
-// whole tensor is staged). Statistics (mean, rstd) are stored in the compute type: float32 for the
+// rows are converted to float32 one row at a time (read_row), computed in float32 and stored
+// rounded (write_row); nothing of the whole tensor is staged. Statistics (mean, rstd) are stored in the compute type: float32 for the
 // 16-bit types. RMSNorm's cast order for the 16-bit types follows unit_offset (core/backend.h).
 //
 // Determinism: rows are cut into chunks whose size depends only on the shape; each chunk's
@@ -37,11 +37,8 @@ namespace normlab {
 
 namespace {
 
-// Elements loaded into compute_t<S> (cpu_backend.h; statistics are stored in it too) and stored back.
+// An element loaded into compute_t<S> (cpu_backend.h; statistics are stored in it too).
 template <typename S> compute_t<S> load(S v) { return convert_element<compute_t<S>>(v); }
-template <typename S> S store(compute_t<S> v) { return convert_element<S>(v); }
-// v stored in S and loaded back: the rounding a 16-bit store makes (none for float32/float64).
-template <typename S> compute_t<S> round_to(compute_t<S> v) { return load(store<S>(v)); }
 
 // The row chunking of the backward kernels: at most 64 chunks of at least 16 rows.
 struct RowChunks {
@@ -301,14 +298,23 @@ std::vector<T> rms_gain(const Tensor& weight, bool unit_offset, int64_t C) {
   return g;
 }
 
-// One row of y. The cast order (core/backend.h) matters only when S is a 16-bit type:
-// LLaMA (w): y = round(round(x rstd) w); Gemma (1 + w): y = round(x rstd (1 + w)).
+// One row of y, from x's row in the compute type. The cast order (core/backend.h) matters only when
+// S is a 16-bit type: LLaMA (w): y = round(round(x rstd) w); Gemma (1 + w): y = round(x rstd (1 + w)).
+// The inner rounding is a store and a load of the whole row (bitwise the per-element round trip).
 template <typename S, typename T = compute_t<S>>
-void rms_output_row(const S* xr, T r, const T* g, int64_t C, bool unit_offset, S* yr) {
-  if (unit_offset)
-    for (int64_t j = 0; j < C; ++j) yr[j] = store<S>(load(xr[j]) * r * g[j]);
-  else
-    for (int64_t j = 0; j < C; ++j) yr[j] = store<S>(round_to<S>(load(xr[j]) * r) * g[j]);
+void rms_output_row(const T* xr, T r, const T* g, int64_t C, bool unit_offset, S* yr, std::vector<float>& scratch) {
+  T* y = output_row(yr, C, scratch);
+  if (unit_offset) {
+    for (int64_t j = 0; j < C; ++j) y[j] = xr[j] * r * g[j];
+  } else {
+    for (int64_t j = 0; j < C; ++j) y[j] = xr[j] * r;
+    if constexpr (is_half_v<S>) {
+      from_float(y, yr, C);
+      to_float(yr, y, C);
+    }
+    for (int64_t j = 0; j < C; ++j) y[j] *= g[j];
+  }
+  write_row(y, yr, C);
 }
 
 }  // namespace
@@ -325,15 +331,16 @@ void CpuBackend::rms_norm_forward(const Tensor& x, const Tensor& weight, double 
     T* rp = rstd.data<T>();
 #pragma omp parallel for if (x.numel() > kParallelElements)
     for (int64_t row = 0; row < rows; ++row) {
-      const S* xr = xp + row * C;
+      thread_local std::vector<float> x_scratch, y_scratch;
+      const T* xr = read_row(xp + row * C, C, x_scratch);
       double sq = 0.0;
 #pragma omp simd reduction(+ : sq)
       for (int64_t j = 0; j < C; ++j) {
-        const double v = load(xr[j]);
+        const double v = xr[j];
         sq += v * v;
       }
       rp[row] = static_cast<T>(1.0 / std::sqrt(sq / static_cast<double>(C) + eps));
-      rms_output_row(xr, rp[row], gain.data(), C, unit_offset, yp + row * C);
+      rms_output_row(xr, rp[row], gain.data(), C, unit_offset, yp + row * C, y_scratch);
     }
   });
 }
@@ -361,20 +368,21 @@ void CpuBackend::rms_norm_backward(const Tensor& dy, const Tensor& x, const Tens
       if (want_dw) partial.start_chunk(0, k);
       const int64_t r0 = k * chunks.size, r_end = std::min(rows, r0 + chunks.size);
       for (int64_t row = r0; row < r_end; ++row) {
-        const S* dyr = dyp + row * C;
-        const S* xr = xp + row * C;
+        thread_local std::vector<float> dy_scratch, x_scratch, dx_scratch;
+        const T* dyr = read_row(dyp + row * C, C, dy_scratch);
+        const T* xr = read_row(xp + row * C, C, x_scratch);
         const T r = rp[row];
         double sum_dxhat_xhat = 0.0;
 #pragma omp simd reduction(+ : sum_dxhat_xhat)
         for (int64_t j = 0; j < C; ++j)
-          sum_dxhat_xhat += double(load(dyr[j]) * g[j] * (load(xr[j]) * r));
+          sum_dxhat_xhat += double(dyr[j] * g[j] * (xr[j] * r));
         if (want_dw)
-          for (int64_t j = 0; j < C; ++j) sdw[j] += load(dyr[j]) * (load(xr[j]) * r);
+          for (int64_t j = 0; j < C; ++j) sdw[j] += dyr[j] * (xr[j] * r);
         if (dxp) {
           const T b = static_cast<T>(sum_dxhat_xhat / static_cast<double>(C));
-          S* dxr = dxp + row * C;
-          for (int64_t j = 0; j < C; ++j)
-            dxr[j] = store<S>(r * (load(dyr[j]) * g[j] - load(xr[j]) * r * b));
+          T* dxr = output_row(dxp + row * C, C, dx_scratch);
+          for (int64_t j = 0; j < C; ++j) dxr[j] = r * (dyr[j] * g[j] - xr[j] * r * b);
+          write_row(dxr, dxp + row * C, C);
         }
         if (want_dw) partial.after_row(0, k, row - r0, row + 1 == r_end);
       }
