@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/half_convert.h"
 
 namespace normlab {
 
@@ -30,8 +31,18 @@ void reduce_columns(ReduceOp op, const T* x, T* out, int64_t n, int64_t inner, i
   const int64_t width = c1 - c0;
   std::fill(acc, acc + width, op == ReduceOp::Max ? -INFINITY : 0.0);
   const T* base = x + o * n * inner + c0;
+  // A 16-bit row is converted by the vector converter first (exact): float16's one-element
+  // conversion is a scalar instruction that kept this loop scalar.
+  using Row = std::conditional_t<is_half_v<T>, float, T>;
+  Row converted[is_half_v<T> ? kColumnBlock : 1];
   for (int64_t j = 0; j < n; ++j) {
-    const T* row = base + j * inner;
+    const Row* row;
+    if constexpr (is_half_v<T>) {
+      to_float(base + j * inner, converted, width);
+      row = converted;
+    } else {
+      row = base + j * inner;
+    }
     if (op == ReduceOp::Max) {
       for (int64_t i = 0; i < width; ++i) acc[i] = std::max(acc[i], as_double(row[i]));
     } else {
