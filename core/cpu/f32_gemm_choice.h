@@ -23,7 +23,8 @@ struct F32GemmChoice {
 // forward and backward at 1024 rows, 512 in, 512 out; Small: attention's products at 256
 // positions and head size 64 over 8 heads; Tiny: the same at 64 positions and head size 32 over
 // 48 heads), each product the best of several tries,
-// kernels alternated. oneDNN is taken per class at >= kF32AutoMargin. About 0.3 s.
+// kernels alternated, in two rounds. oneDNN is taken per class when the smaller of the two
+// rounds' ratios is >= kF32AutoMargin. About 0.6 s, once per machine.
 F32GemmChoice measure_f32_gemm_choice();
 
 // "f32-gemm-<16 hex digits>.txt": a hash of what the choice depends on (the CPU's model name and
