@@ -6,7 +6,8 @@
 //   Large  m n k >= 2^24: the Linear layers' products (char_small's (768, 512, 128) and up);
 //   Small  the rest: attention's per-head products, small batches.
 // Auto times both kernels on each class's probe products (one thread, best of several tries,
-// alternated) and takes oneDNN at >= kF32AutoMargin times OpenBLAS's speed.
+// alternated, two rounds) and takes oneDNN where both rounds measure >= kF32AutoMargin times
+// OpenBLAS's speed.
 //
 // The two kernels round differently, so a choice that flipped between processes would change a
 // run's bits between runs of the same config (and between a run and its resumption). Auto's
@@ -15,9 +16,10 @@
 // the libraries, and read by every later process; two processes that measure at once both adopt
 // the first file written. NORMLAB_F32_GEMM = auto | openblas | onednn sets the kernel instead.
 //
-// Either kernel computes every product on one thread per piece (core/cpu/cpu_gemm.cpp splits it),
-// so the bits do not depend on the thread count wherever a piece is summed like the same rows or
-// columns of the whole (tests/core/gemm_test.cpp checks both kernels).
+// oneDNN computes each product in pieces fixed by its shape, each on one thread
+// (core/cpu/cpu_gemm.cpp), so its bits never depend on the thread count; OpenBLAS's pieces follow
+// the thread count and keep the bits only under its AVX-512 kernels (tests/core/f32_gemm_test.cpp,
+// tests/core/gemm_test.cpp).
 #pragma once
 #include <cstdint>
 #include <string>
