@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "core/cpu/blas_core.h"
+#include "core/cpu/env_choice.h"
 #include "core/cpu/f32_gemm_choice.h"
 #include "core/error.h"
 
@@ -18,17 +19,10 @@ namespace normlab {
 
 namespace {
 
-// NORMLAB_F32_GEMM = auto | openblas | onednn (unset: auto).
-F32GemmKernel kernel_from_environment() {
-  const char* value = std::getenv("NORMLAB_F32_GEMM");
-  const std::string text = value ? value : "auto";
-  for (const F32GemmKernel k : {F32GemmKernel::Auto, F32GemmKernel::OpenBlas, F32GemmKernel::OneDnn})
-    if (text == f32_gemm_kernel_name(k)) return k;
-  fail("gemm", "NORMLAB_F32_GEMM must be auto, openblas or onednn, got '{}'", text);
-}
-
 std::atomic<F32GemmKernel>& requested_kernel() {
-  static std::atomic<F32GemmKernel> kernel{kernel_from_environment()};
+  // NORMLAB_F32_GEMM = auto | openblas | onednn (unset: auto).
+  static std::atomic<F32GemmKernel> kernel{choice_from_environment(
+      "NORMLAB_F32_GEMM", {F32GemmKernel::Auto, F32GemmKernel::OpenBlas, F32GemmKernel::OneDnn}, f32_gemm_kernel_name)};
   return kernel;
 }
 

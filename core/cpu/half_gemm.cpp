@@ -10,23 +10,17 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/cpu/env_choice.h"
 #include "core/random.h"
 
 namespace normlab {
 
 namespace {
 
-// NORMLAB_HALF_GEMM = auto | onednn | fallback (unset: auto).
-HalfGemmPath path_from_environment() {
-  const char* value = std::getenv("NORMLAB_HALF_GEMM");
-  const std::string text = value ? value : "auto";
-  for (const HalfGemmPath path : {HalfGemmPath::Auto, HalfGemmPath::OneDnn, HalfGemmPath::Fallback})
-    if (text == half_gemm_path_name(path)) return path;
-  fail("gemm", "NORMLAB_HALF_GEMM must be auto, onednn or fallback, got '{}'", text);
-}
-
 std::atomic<HalfGemmPath>& requested_path() {
-  static std::atomic<HalfGemmPath> path{path_from_environment()};
+  // NORMLAB_HALF_GEMM = auto | onednn | fallback (unset: auto).
+  static std::atomic<HalfGemmPath> path{choice_from_environment(
+      "NORMLAB_HALF_GEMM", {HalfGemmPath::Auto, HalfGemmPath::OneDnn, HalfGemmPath::Fallback}, half_gemm_path_name)};
   return path;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/backend.h"
 #include "core/cpu/f32_gemm.h"
+#include "core/cpu/env_choice.h"
 #include "core/cpu/f32_gemm_choice.h"
 #include "core/random.h"
 
@@ -120,6 +121,26 @@ TEST(F32Gemm, OneDnnGivesTheSameBitsAtOneAndTwoThreads) {
     EXPECT_EQ(backend_product(p, o.a, o.b, o.c0, 2), backend_product(p, o.a, o.b, o.c0, 1))
         << "(" << p.batch << ", " << p.m << ", " << p.n << ", " << p.k << ") trans " << p.trans_a << p.trans_b;
   }
+}
+
+TEST(F32Gemm, TheEnvironmentNamesAKernelOrIsRefused) {
+  const char* var = "NORMLAB_TEST_F32_CHOICE";
+  const auto read = [&] {
+    return choice_from_environment(var, {F32GemmKernel::Auto, F32GemmKernel::OpenBlas, F32GemmKernel::OneDnn},
+                                   f32_gemm_kernel_name);
+  };
+  ::unsetenv(var);
+  EXPECT_EQ(read(), F32GemmKernel::Auto);
+  ::setenv(var, "onednn", 1);
+  EXPECT_EQ(read(), F32GemmKernel::OneDnn);
+  ::setenv(var, "mkl", 1);
+  try {
+    read();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "[gemm] NORMLAB_TEST_F32_CHOICE must be auto, openblas or onednn, got 'mkl'");
+  }
+  ::unsetenv(var);
 }
 
 TEST(F32Gemm, ClassesFollowTheProductSize) {
