@@ -1,4 +1,4 @@
-// normlab reproduce xiong [--quick | --confirmatory [--analyse-only]] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
+// normlab reproduce xiong [--quick | --confirmatory [--analyse-only [--record DIR]]] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
 #include <fmt/core.h>
 
 #include "cli/commands.h"
@@ -34,6 +34,11 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
   xiong->add_flag("--analyse-only", options->analyse_only,
                   "with --confirmatory: train nothing, analyse the runs already in DIR (also while a suite trains "
                   "them) and rewrite DIR/confirmatory.md");
+  xiong->add_option("--record", options->record_dir,
+                    "with --confirmatory --analyse-only: analyse the runs' record (docs/xiong/data/v4: validation "
+                    "curves, final states, init probes) instead of the run directories")
+      ->check(CLI::ExistingDirectory)
+      ->type_name("DIR");
   xiong->callback([options, only, &exit_code] {
     options->only.clear();
     for (std::string id : *only) {

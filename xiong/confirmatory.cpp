@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "core/error.h"
 #include "core/files.h"
@@ -35,9 +36,6 @@ void check_horizons(const Context& ctx, const Registration& reg) {
   }
 }
 
-namespace {
-
-// The suite's one divergence rule (1.5 ln V after step 100) on both tasks' runs.
 void apply_divergence_rules(const Context& ctx, ConfirmatoryRuns& runs) {
   runs.copy.apply_divergence_rule(copy_baseline(ctx.config_path(kCopyConfigV4)).diverge_above, Baseline::kDivergenceAfter);
   if (runs.text.size() > 0)
@@ -54,6 +52,8 @@ std::vector<TrainPoint> task_runs(const Registration& reg, const std::string& ta
   }
   return points;
 }
+
+namespace {
 
 // The first line a command prints ("" when it cannot run).
 std::string first_line_of(const std::string& command) {
@@ -85,10 +85,44 @@ namespace {
 std::string v3_section(const Context& ctx, const std::vector<ClaimAnalysis>& analysis) {
   const fs::path v3 = ctx.source_dir / "docs" / "xiong" / "data" / "verdicts.json";
   std::string md = "## From v3 to v4\n\n";
-  if (!fs::exists(v3)) return md + fmt::format("v3's verdicts ({}) are not in this source tree.\n", v3.string());
+  const std::string name = "docs/xiong/data/verdicts.json";  // as the source tree names it, wherever that is
+  if (!fs::exists(v3)) return md + fmt::format("v3's verdicts ({}) are not in this source tree.\n", name);
   md += fmt::format("Each registered claim beside the v3 verdicts it replaces ({}; v3 decided E3d at two targets, "
-                    "E3d.to0.5 and .to0.1). \"kept\": every v3 row had v4's verdict.\n\n", v3.string());
+                    "E3d.to0.5 and .to0.1). \"kept\": every v3 row had v4's verdict.\n\n", name);
   return md + v3_to_v4_table(analysis, nlohmann::json::parse(read_whole_file(v3, "reproduce")));
+}
+
+// "## The text task against Markov baselines": each registered text arm's final quality over its
+// seeds beside order-0..3 Markov models of text_task_v4.toml's validation split.
+std::string text_baselines_section(const Context& ctx, const Registration& reg, const ConfirmatoryRuns& runs) {
+  if (runs.text.size() == 0) return "";
+  const std::vector<Baseline> markov = markov_baselines(ctx.config_path(kTextConfigV4), {0, 1, 2, 3});
+  std::vector<std::vector<std::string>> rows;
+  for (const Baseline& b : markov) rows.push_back({b.name, num(b.loss, 3), "", "", ""});
+  std::set<std::string> seen;
+  for (const RegisteredClaim& c : reg.claims) {
+    if (c.task != "text") continue;
+    for (size_t a = 0; a < c.points.size(); ++a) {
+      if (!seen.insert(c.arms[a]).second) continue;
+      std::vector<double> q;
+      for (const int seed : reg.seeds_of(c)) {
+        TrainPoint p = parse_point(c.points[a], reg.path + ": claim '" + c.id + "'");
+        p.seed = seed;
+        const RunOutcome* r = runs.text.find(p);
+        if (r) q.push_back(final_quality(*r));
+      }
+      double sum = 0;
+      for (const double v : q) sum += v;
+      const double mean = q.empty() ? NAN : sum / static_cast<double>(q.size());
+      auto below = [&](int order) { return std::isfinite(mean) ? (mean < markov[order].loss ? "yes" : "no") : "-"; };
+      rows.push_back({c.arms[a] + " (" + c.id + ")", mean_ci_text(q), below(1), below(2), below(3)});
+    }
+  }
+  return "## The text task against Markov baselines\n\nFinal quality (nats/char, mean [95% t] over the "
+         "confirmatory seeds) beside Witten-Bell Markov models of " + std::string(kTextConfigV4) +
+         "'s text, fitted on its training split and scored on the same validation split (data/markov.h; "
+         "`normlab baseline`).\n\n" +
+         md_table({"model", "validation loss", "below order 1", "below order 2", "below order 3"}, rows) + "\n";
 }
 
 }  // namespace
@@ -98,6 +132,7 @@ ConfirmatoryRuns read_confirmatory(const Context& ctx, const Registration& reg) 
   ConfirmatoryRuns out;
   out.copy = read_training(ctx, kCopyConfigV4, task_runs(reg, "copy", all), "copy");
   out.text = read_training(ctx, kTextConfigV4, task_runs(reg, "text", all), "text");
+  out.source = "the run directories in " + ctx.out_dir.string();
   apply_divergence_rules(ctx, out);
   return out;
 }
@@ -111,10 +146,10 @@ std::string confirmatory_report(const Context& ctx, const Registration& reg, con
       "# Xiong v4: the confirmatory runs and their registered analysis ({})\n\n"
       "Registration: {} (protocol {}), last changed in commit {}. Confirmatory seeds {}; alpha {} family-wise "
       "(Holm over the whole family \"paper\"; a claim not yet decided counts as p = 1).\n\n"
-      "## Runs\n\n{}\n## Registered analysis\n\n{}\n{}",
+      "## Runs\n\nRead from {}.\n\n{}\n## Registered analysis\n\n{}\n{}{}",
       now_text(), reg.path, reg.protocol, registration_commit(reg.path), fmt::join(reg.confirmatory_seeds, ", "),
-      reg.alpha, confirmatory_status(reg, runs, selected), registered_tables(analysis, reg.alpha),
-      v3_section(ctx, analysis));
+      reg.alpha, runs.source, confirmatory_status(reg, runs, selected), registered_tables(analysis, reg.alpha),
+      text_baselines_section(ctx, reg, runs), v3_section(ctx, analysis));
 }
 
 ConfirmatoryRuns run_confirmatory(const Context& ctx, const Registration& reg,

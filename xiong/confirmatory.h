@@ -7,6 +7,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "xiong/registration.h"
 #include "xiong/report.h"
@@ -19,6 +20,7 @@ inline constexpr const char* kTextConfigV4 = "text_task_v4.toml";
 
 struct ConfirmatoryRuns {
   TrainingResults copy, text;
+  std::string source;  // where they were read: "the run directories in DIR" or "the record in DIR"
 };
 
 // The base config of a training claim's task.
@@ -32,12 +34,20 @@ void check_horizons(const Context& ctx, const Registration& reg);
 ConfirmatoryRuns run_confirmatory(const Context& ctx, const Registration& reg,
                                   const std::function<bool(const std::string&)>& selected);
 
+// The points of task ("copy" | "text") that the claims with selected(claim id) register.
+std::vector<TrainPoint> task_runs(const Registration& reg, const std::string& task,
+                                  const std::function<bool(const std::string&)>& selected);
+
+// The suite's one divergence rule (1.5 ln V after step 100, outcomes.h) on both tasks' runs.
+void apply_divergence_rules(const Context& ctx, ConfirmatoryRuns& runs);
+
 // The runs of every registered training claim as they are in ctx.out_dir (nothing trained;
 // training.h read_training), with the suite's divergence rule applied.
 ConfirmatoryRuns read_confirmatory(const Context& ctx, const Registration& reg);
 
 // confirmatory.md: the registration (file, protocol, the commit that last changed it), the runs'
-// status, and the registered analysis of every training claim (registered_analysis.h).
+// status, the registered analysis of every claim (registered_analysis.h), the text arms against
+// order-0..3 Markov models of the same validation split, and the v3 -> v4 table.
 std::string confirmatory_report(const Context& ctx, const Registration& reg, const ConfirmatoryRuns& runs,
                                 const std::function<bool(const std::string&)>& selected);
 

@@ -74,15 +74,22 @@ std::vector<Baseline> text_markov_baselines(const Context& ctx) {
   const std::string path = ctx.config_path(ctx.grids.text_config);
   static std::map<std::string, std::vector<Baseline>> computed;  // the same text for every figure
   if (const auto it = computed.find(path); it != computed.end()) return it->second;
-  const TokenStreams streams = load_token_streams(load_config(path).data);
+  std::vector<Baseline> out = markov_baselines(path, {1, 2});
+  out[0].name += " (bigram)";
+  out[1].name += " (trigram)";
+  return computed[path] = out;
+}
+
+std::vector<Baseline> markov_baselines(const std::string& config_path, const std::vector<int>& orders) {
+  const TokenStreams streams = load_token_streams(load_config(config_path).data);
   std::vector<Baseline> out;
-  for (const int order : {1, 2}) {
+  for (const int order : orders) {
     Baseline b;
-    b.name = fmt::format("order-{} Markov model ({})", order, order == 1 ? "bigram" : "trigram");
+    b.name = fmt::format("order-{} Markov model", order);
     b.loss = MarkovModel(streams.train, streams.vocab_size, order).cross_entropy(streams.val);
     out.push_back(b);
   }
-  return computed[path] = out;
+  return out;
 }
 
 double lr_sensitivity(const std::vector<double>& capped) {

@@ -32,6 +32,8 @@ Baseline text_baseline(const std::string& config_path);
 // The order-1 (bigram) and order-2 Markov models of text_config's text (data/markov.h: fitted on
 // the training split, scored on the validation split), drawn beside the text task's curves.
 std::vector<Baseline> text_markov_baselines(const Context& ctx);
+// The order-k Markov models of any text config, for each k of `orders` (named "order-k Markov model").
+std::vector<Baseline> markov_baselines(const std::string& config_path, const std::vector<int>& orders);
 // The same for any text and tokenizer (tests).
 double unigram_cross_entropy(const std::string& text, const std::string& tokenizer_kind, double val_fraction);
 

@@ -23,6 +23,7 @@
 #include "xiong/e3_common.h"
 #include "xiong/experiments.h"
 #include "xiong/outcomes.h"
+#include "xiong/run_record.h"
 #include "xiong/torch_check.h"
 
 namespace fs = std::filesystem;
@@ -151,6 +152,7 @@ namespace {
 
 void check_options(const SuiteOptions& options) {
   NL_CHECK(options.confirmatory || !options.analyse_only, "reproduce", "--analyse-only needs --confirmatory");
+  NL_CHECK(options.analyse_only || options.record_dir.empty(), "reproduce", "--record needs --confirmatory --analyse-only");
   NL_CHECK(!(options.confirmatory && options.quick), "reproduce", "--confirmatory runs the registered design: "
            "drop --quick");
   if (!options.confirmatory)
@@ -186,6 +188,7 @@ Context analysis_context(const SuiteOptions& options) {
   Context ctx;
   ctx.grids = make_grids(false);
   ctx.out_dir = suite_out_dir(options);
+  if (!options.record_dir.empty()) fs::create_directories(ctx.out_dir);
   NL_CHECK(fs::is_directory(ctx.out_dir), "reproduce", "--analyse-only: no confirmatory runs in '{}'", ctx.out_dir.string());
   ctx.config_dir = find_config_dir(options.config_dir);
   ctx.figures_dir = ctx.out_dir / "figures";
@@ -346,7 +349,9 @@ std::string run_confirmatory_suite(const Context& ctx, const SuiteOptions& optio
     return options.only.empty() || std::any_of(options.only.begin(), options.only.end(),
                                                [&](const std::string& t) { return claim_matches(t, id); });
   };
-  const ConfirmatoryRuns runs = options.analyse_only ? read_confirmatory(ctx, reg) : run_confirmatory(ctx, reg, selected);
+  const ConfirmatoryRuns runs = !options.record_dir.empty() ? read_confirmatory_record(ctx, reg, options.record_dir)
+                                : options.analyse_only      ? read_confirmatory(ctx, reg)
+                                                            : run_confirmatory(ctx, reg, selected);
   const std::string md = confirmatory_report(ctx, reg, runs, selected);
   const fs::path out = ctx.out_dir / "confirmatory.md";
   write_file_atomic(out.string(), md);

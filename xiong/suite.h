@@ -22,6 +22,10 @@ struct SuiteOptions {
   // With confirmatory: train nothing; analyse the runs already in out_dir (while a suite trains
   // them, or after), reading the configs from the source tree, taking no lock and copying nothing.
   bool analyse_only = false;
+  // With analyse_only: read the runs from their record in the repository (a folder written by
+  // scripts/export_val_curves.py, with the init probes' init_probes.json beside it: run_record.h)
+  // instead of from out_dir, which then receives only confirmatory.md and the probes' cache.
+  std::string record_dir;
 };
 
 // The directory holding the suite's TOML files: options.config_dir if given, else the first of

@@ -1,0 +1,29 @@
+// The confirmatory runs read back from their record in the repository (docs/xiong/data/v4/,
+// written by scripts/export_val_curves.py) instead of from the run directories, so that the
+// registered analysis can be redone from a clean checkout after the runs themselves are gone:
+//   val_curves.csv       task, run, step, lr, val_loss: one row per evaluation
+//   val_curves_runs.csv  task, run, status, steps_done, final_val_loss [, initial_loss,
+//                        diverged_at_step]: one row per finished run
+// A registered run absent from the record is "missing". The record holds validation curves only,
+// so the suite's divergence rule sees the validation losses, not the training ones; a run the
+// record lists as diverged needs its initial_loss (the loss it then counts as).
+#pragma once
+#include <filesystem>
+
+#include "xiong/confirmatory.h"
+
+namespace normlab::xiong {
+
+inline constexpr const char* kRecordCurves = "val_curves.csv";
+inline constexpr const char* kRecordRuns = "val_curves_runs.csv";
+// The init probes' cache file (DIR/cache/v4_init_probes.json), kept beside the curves.
+inline constexpr const char* kRecordInitProbes = "init_probes.json";
+
+// Every registered training claim's runs as the record in `record_dir` holds them, with the
+// divergence rule applied. Throws naming the file and line of a malformed row. The record's init
+// probes, if it has them, are copied to ctx.out_dir/cache/v4_init_probes.json, where the analysis
+// looks (measure_init_probes checks their key: probes of another design are measured afresh).
+ConfirmatoryRuns read_confirmatory_record(const Context& ctx, const Registration& reg,
+                                          const std::filesystem::path& record_dir);
+
+}  // namespace normlab::xiong
