@@ -4,6 +4,9 @@
 //   f32 sgemm      float32 A, B, C (OpenBLAS): the reference every ratio is taken against;
 //   f32 oneDNN     float32 through oneDNN's matmul, in the backend's pieces (shown when built with
 //                  oneDNN; normlab's float32 GEMMs take it where core/cpu/f32_gemm.h's probe chose it);
+//   f32 BLIS       float32 through BLIS's bli_sgemm (bench/blis_sgemm.h; shown when Debian's
+//                  libblis-openmp-dev is installed: measured, not used by normlab); its result is
+//                  checked against sgemm's before it is timed;
 //   bf16 oneDNN    bfloat16 A, B, C through oneDNN's matmul (float32 accumulation);
 //   bf16 fallback  bfloat16 converted to float32, sgemm, C rounded back (what float16 runs too);
 //   f16 oneDNN     float16 through oneDNN where it has a native kernel (oneDNN 2.6, Debian 12's,
@@ -17,6 +20,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -26,6 +31,7 @@
 #include "core/cpu/blas_core.h"
 #include "core/cpu/f32_gemm.h"
 #include "core/cpu/half_gemm.h"
+#include "blis_sgemm.h"
 #include "core/random.h"
 
 using namespace normlab;
@@ -55,6 +61,7 @@ struct Impl {
   DType dtype;
   HalfGemmPath path;  // for half dtypes
   F32GemmKernel f32_kernel = F32GemmKernel::Auto;  // for float32 (and the fallback's sgemm)
+  const BlisSgemm* blis = nullptr;                  // float32 through BLIS instead of the backend
 };
 
 GemmOperands make_operands(const GemmShape& s, int variant, DType dtype) {
@@ -82,11 +89,31 @@ double median(std::vector<double> v) {
 }
 
 std::function<void()> gemm_call(const Impl& impl, GemmOperands& o) {
+  if (impl.blis) return [&impl, &o] { impl.blis->gemm(o.args, o.a, o.b, o.c); };
   return [&impl, &o] {
     set_half_gemm_path(impl.path);
     set_f32_gemm_kernel(impl.f32_kernel);
     cpu_backend().gemm(o.args, o.a, o.b, o.c);
   };
+}
+
+// Stops the bench when implementation i's C differs from implementation 0's (float32 sgemm) by more
+// than float32 rounding over K terms allows: a wrong stride would otherwise be timed as a result.
+void check_against_first(const std::vector<Impl>& impls, std::vector<GemmOperands>& operands, size_t i) {
+  gemm_call(impls[0], operands[0])();
+  gemm_call(impls[i], operands[i])();
+  const float* want = operands[0].c.data<float>();
+  const float* got = operands[i].c.data<float>();
+  double worst = 0, scale = 0;
+  for (int64_t e = 0; e < operands[0].c.numel(); ++e) {
+    worst = std::max(worst, static_cast<double>(std::abs(want[e] - got[e])));
+    scale = std::max(scale, static_cast<double>(std::abs(want[e])));
+  }
+  if (worst > 1e-4 * scale) {
+    fmt::print(stderr, "gemm_precision: {} differs from {} by {} (largest |C| {})\n", impls[i].name, impls[0].name,
+               worst, scale);
+    std::exit(1);
+  }
 }
 
 // One table row per (shape, variant, implementation).
@@ -95,6 +122,8 @@ void bench_shape(const GemmShape& s, int variant, const std::vector<Impl>& impls
   static const char* variants[] = {"fwd", "dx", "dw"};
   std::vector<GemmOperands> operands;
   for (const Impl& impl : impls) operands.push_back(make_operands(s, variant, impl.dtype));
+  for (size_t i = 1; i < impls.size(); ++i)
+    if (impls[i].blis) check_against_first(impls, operands, i);
   std::vector<std::vector<double>> times(impls.size());
   for (int r = 0; r < reps; ++r)
     for (size_t i = 0; i < impls.size(); ++i) {
@@ -151,10 +180,14 @@ int main(int argc, char** argv) {
   if (bf16_native) impls.push_back({"bf16 oneDNN", DType::BF16, HalfGemmPath::OneDnn});
   impls.push_back({"bf16 fallback", DType::BF16, HalfGemmPath::Fallback});
   if (f16_native) impls.push_back({"f16 oneDNN", DType::F16, HalfGemmPath::OneDnn});
+  const std::unique_ptr<BlisSgemm> blis = BlisSgemm::load();
+  if (blis) impls.push_back({"f32 BLIS", DType::F32, HalfGemmPath::Auto, F32GemmKernel::Auto, blis.get()});
+  fmt::print("BLIS: {}\n\n", blis ? "kernels for " + blis->kernel_set() : "not installed (libblis-openmp-dev)");
   fmt::print("| shape (M x N x K) | variant | threads | implementation | GFLOP/s | vs sgemm |\n");
   fmt::print("|---|---|---|---|---|---|\n");
   for (const int threads : thread_counts) {
     set_num_threads(threads);
+    if (blis) blis->set_threads(threads);
     for (const GemmShape& s : kShapes)
       if (std::string(s.name).find(only) != std::string::npos)
         for (int variant = 0; variant < 3; ++variant) bench_shape(s, variant, impls, threads, reps, min_seconds);
