@@ -90,7 +90,7 @@ std::string sweep_table_and_figure(const Context& ctx, const Capped& c, const st
   std::vector<std::vector<std::string>> rows;
   for (size_t s = 0; s < kSettings.size(); ++s) {
     ChartSeries series{.title = kSettings[s].label(), .color = color_of(kSettings[s].placement),
-                       .dash = kSettings[s].warmup == "long" ? 2 : 1, .markers = true};
+                       .dash = kSettings[s].warmup == "warm" ? 2 : 1, .markers = true};
     std::vector<std::string> row = {kSettings[s].label()};
     for (size_t i = 0; i < lrs.size(); ++i) {
       const Interval m = mean_interval(c[s][i]);
@@ -149,7 +149,7 @@ Section run_e4(const Context& ctx, const TrainingResults& copy) {
     s.verdicts.push_back(v);
   }
   Verdict warm{"E4b", "Warmup reduces Post-LN's learning-rate sensitivity",
-               "Wortsman et al. 2023: longer warmup lowers lr sensitivity", "S, Post-LN none - Post-LN long (nats)",
+               "Wortsman et al. 2023: longer warmup lowers lr sensitivity", "S, Post-LN none - Post-LN with warmup (nats)",
                paired_difference(S[0], S[1]), steps};
   warm.decide_direction(0.0, Side::Above);
   s.verdicts.push_back(warm);
