@@ -111,9 +111,7 @@ std::string text_baselines_section(const Context& ctx, const Registration& reg, 
         const RunOutcome* r = runs.text.find(p);
         if (r) q.push_back(final_quality(*r));
       }
-      double sum = 0;
-      for (const double v : q) sum += v;
-      const double mean = q.empty() ? NAN : sum / static_cast<double>(q.size());
+      const double mean = mean_interval(q).estimate;  // the mean that mean_ci_text prints
       auto below = [&](int order) { return std::isfinite(mean) ? (mean < markov[order].loss ? "yes" : "no") : "-"; };
       rows.push_back({c.arms[a] + " (" + c.id + ")", mean_ci_text(q), below(1), below(2), below(3)});
     }

@@ -5,6 +5,8 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/files.h"
+#include "io/atomic_file.h"
 #include "core/named_enum.h"
 #include "io/csv.h"
 
@@ -121,7 +123,7 @@ ConfirmatoryRuns read_confirmatory_record(const Context& ctx, const Registration
   const fs::path probes = record_dir / kRecordInitProbes, cache = ctx.out_dir / "cache" / "v4_init_probes.json";
   if (fs::exists(probes)) {
     fs::create_directories(cache.parent_path());
-    fs::copy_file(probes, cache, fs::copy_options::overwrite_existing);
+    write_file_atomic(cache.string(), read_whole_file(probes, "record"));  // a kill leaves no half file
   }
   const std::map<RunKey, RunOutcome> record = read_record(record_dir);
   auto all = [](const std::string&) { return true; };

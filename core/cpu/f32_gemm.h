@@ -4,7 +4,8 @@
 // AMD EPYC Zen 4, 0.70-1.26x on a Zen 5, and PyTorch's MKL, a kernel family like oneDNN's, beats
 // OpenBLAS on Intel Sapphire Rapids (bench/README.md). So the choice is measured, per shape class:
 //   Large  m n k >= 2^24: the Linear layers' products (char_small's (768, 512, 128) and up);
-//   Small  the rest: attention's per-head products, small batches.
+//   Small  m n k >= 2^21: attention's per-head products at a few hundred positions;
+//   Tiny   the rest: attention's products at short contexts (char_small's (64, 64, 32)).
 // Auto times both kernels on each class's probe products (one thread, best of several tries,
 // alternated, two rounds) and takes oneDNN where both rounds measure >= kF32AutoMargin times
 // OpenBLAS's speed.
