@@ -1,4 +1,4 @@
-// normlab reproduce xiong [--quick | --confirmatory [--analyse-only [--record DIR]]] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
+// normlab reproduce xiong [--quick | --confirmatory [--analyse-only [--record DIR]] | --analyse-only --record DIR] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
 #include <fmt/core.h>
 
 #include "cli/commands.h"
@@ -32,11 +32,11 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
                   "claims (default: all) into DIR (default runs/xiong-v4) and write DIR/confirmatory.md: run counts and "
                   "the registered analysis");
   xiong->add_flag("--analyse-only", options->analyse_only,
-                  "with --confirmatory: train nothing, analyse the runs already in DIR (also while a suite trains "
-                  "them) and rewrite DIR/confirmatory.md");
+                  "train nothing: with --confirmatory, analyse the runs already in DIR (also while a suite trains "
+                  "them) and rewrite DIR/confirmatory.md; without it, analyse a --record");
   xiong->add_option("--record", options->record_dir,
-                    "with --confirmatory --analyse-only: analyse the runs' record (docs/xiong/data/v4: validation "
-                    "curves, final states, init probes) instead of the run directories")
+                    "with --analyse-only: analyse the runs' record (docs/xiong/data/v4 for --confirmatory, "
+                    "docs/xiong/data/v4-e4 for --only E4: validation curves, final states) instead of run directories")
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
   xiong->callback([options, only, &exit_code] {

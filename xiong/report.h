@@ -22,6 +22,8 @@ struct Context {
   std::filesystem::path config_dir;   // out_dir/configs: the TOML files the suite used (copied)
   std::filesystem::path figures_dir;  // out_dir/figures
   std::filesystem::path source_dir;   // the normlab source tree (bench/torch_probe.py)
+  // Non-empty: every training run is read from this record (xiong/run_record.h), nothing trained.
+  std::filesystem::path record_dir;
   int jobs = 1;
   std::string normlab_binary;         // for sweeps; empty = this executable
   bool quiet = false;

@@ -119,6 +119,11 @@ TrainingResults task_results(const std::map<RunKey, RunOutcome>& record, const s
 
 }  // namespace
 
+TrainingResults read_training_record(const fs::path& record_dir, const std::string& task,
+                                     const std::vector<TrainPoint>& points) {
+  return task_results(read_record(record_dir), task, points, record_dir);
+}
+
 ConfirmatoryRuns read_confirmatory_record(const Context& ctx, const Registration& reg, const fs::path& record_dir) {
   const fs::path probes = record_dir / kRecordInitProbes, cache = ctx.out_dir / "cache" / "v4_init_probes.json";
   if (fs::exists(probes)) {

@@ -1,6 +1,8 @@
 // The confirmatory runs read back from their record in the repository (docs/xiong/data/v4/,
 // written by scripts/export_val_curves.py) instead of from the run directories, so that the
-// registered analysis can be redone from a clean checkout after the runs themselves are gone:
+// registered analysis can be redone from a clean checkout after the runs themselves are gone
+// (docs/xiong/data/v4-e4 is E4's exploratory grid, read the same way by any experiment's analysis
+// through Context::record_dir):
 //   val_curves.csv       task, run, step, lr, val_loss: one row per evaluation
 //   val_curves_runs.csv  task, run, status, steps_done, final_val_loss [, initial_loss,
 //                        diverged_at_step]: one row per finished run
@@ -18,6 +20,12 @@ inline constexpr const char* kRecordCurves = "val_curves.csv";
 inline constexpr const char* kRecordRuns = "val_curves_runs.csv";
 // The init probes' cache file (DIR/cache/v4_init_probes.json), kept beside the curves.
 inline constexpr const char* kRecordInitProbes = "init_probes.json";
+
+// The points' runs of one task (a sweep folder's name: "copy", "text", "e9", ...) as the record in
+// `record_dir` holds them; a point absent from the record is "missing". No divergence rule is
+// applied here. Throws naming the file and line of a malformed row.
+TrainingResults read_training_record(const std::filesystem::path& record_dir, const std::string& task,
+                                     const std::vector<TrainPoint>& points);
 
 // Every registered training claim's runs as the record in `record_dir` holds them, with the
 // divergence rule applied. Throws naming the file and line of a malformed row. The record's init

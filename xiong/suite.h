@@ -19,12 +19,15 @@ struct SuiteOptions {
   // write out_dir/confirmatory.md: each claim's run counts and the registered analysis
   // (xiong/registered_analysis.h) of the runs there.
   bool confirmatory = false;
-  // With confirmatory: train nothing; analyse the runs already in out_dir (while a suite trains
+  // Train nothing. With confirmatory: analyse the runs already in out_dir (while a suite trains
   // them, or after), reading the configs from the source tree, taking no lock and copying nothing.
+  // Without it, record_dir is required.
   bool analyse_only = false;
   // With analyse_only: read the runs from their record in the repository (a folder written by
-  // scripts/export_val_curves.py, with the init probes' init_probes.json beside it: run_record.h)
-  // instead of from out_dir, which then receives only confirmatory.md and the probes' cache.
+  // scripts/export_val_curves.py: run_record.h) instead of from run directories. Confirmatory: the
+  // init probes' init_probes.json beside it, and out_dir receives only confirmatory.md and the
+  // probes' cache. Otherwise the selected experiments' report is written to out_dir (default
+  // runs/xiong-record) as a suite run would write it.
   std::string record_dir;
 };
 

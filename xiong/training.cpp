@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "train/run_dir.h"
 #include "xiong/arms.h"
+#include "xiong/run_record.h"
 #include "sweep/sweep.h"
 #include "xiong/verdict.h"
 
@@ -141,6 +142,7 @@ TrainingResults run_training(const Context& ctx, const std::string& config_file,
     if (std::find(unique.begin(), unique.end(), p) == unique.end()) unique.push_back(p);
   TrainingResults results;
   if (unique.empty()) return results;
+  if (!ctx.record_dir.empty()) return read_training_record(ctx.record_dir, sweep_dir, unique);
 
   SweepOptions options;
   options.config_path = ctx.config_path(config_file);
