@@ -14,7 +14,7 @@ namespace {
 
 const std::vector<std::string> kAmpPlacements = {"post", "pre", "deepnorm"};
 
-nlohmann::json measure_amplification(const Context& ctx, const ModelConfig& base) {
+nlohmann::json measure_amplification(const Context& ctx, const RunConfig& base) {
   const Grids& g = ctx.grids;
   nlohmann::json out;
   for (const std::string& placement : kAmpPlacements) {
@@ -22,8 +22,10 @@ nlohmann::json measure_amplification(const Context& ctx, const ModelConfig& base
     for (int seed = 1; seed <= g.amp_seeds; ++seed) {
       std::vector<double> per_depth;
       for (const int64_t L : g.amp_depths) {
-        const ModelConfig c = probe_model(base, placement, L, seed);
-        per_depth.push_back(output_change_after_adam_step(c, g.amp_probe, g.amp_lr, 3000 + static_cast<uint64_t>(seed)));
+        RunConfig c = base;
+        c.model = probe_model(base.model, placement, L, seed);
+        c.optim.lr = g.amp_lr;
+        per_depth.push_back(output_change_after_one_step(c, g.amp_probe, 3000 + static_cast<uint64_t>(seed)));
       }
       seeds.push_back(per_depth);
     }
@@ -74,19 +76,20 @@ void amplification_verdicts(const nlohmann::json& data, const std::vector<double
 
 Section amplification(const Context& ctx, Section s) {
   const Grids& g = ctx.grids;
-  const ModelConfig base = load_config(ctx.config_path(g.amp_config)).model;
-  RunConfig key_config;
-  key_config.model = base;
-  const nlohmann::json key = {{"model", config_to_toml(key_config)}, {"depths", g.amp_depths},
+  const RunConfig run = load_config(ctx.config_path(g.amp_config));
+  const ModelConfig& base = run.model;
+  const nlohmann::json key = {{"config", config_to_toml(run)}, {"depths", g.amp_depths},
                               {"seeds", g.amp_seeds}, {"lr", g.amp_lr}, {"batch", g.amp_probe.batch},
-                              {"context", g.amp_probe.context}, {"version", 2}};
-  const nlohmann::json data = cached(ctx, "e5_amplification", key, [&] { return measure_amplification(ctx, base); });
+                              {"context", g.amp_probe.context}, {"version", 3}};
+  const nlohmann::json data = cached(ctx, "e5_amplification", key, [&] { return measure_amplification(ctx, run); });
   s.markdown += fmt::format(
       "**(a) Amplification (Liu et al. 2020).** Relative change of the logits, ||F(x, W') - F(x, W)|| / ||F(x, W)||, "
-      "after one Adam step (lr {}, betas 0.9/0.98) from initialization on one batch of {} x {} random tokens; d {}, "
-      "FFN {}, {} heads, token embeddings {}; {} seeds. Cells: mean [95% t-interval]; slopes: bootstrap over seeds.\n\n",
-      g.amp_lr, g.amp_probe.batch, g.amp_probe.context, base.d_model, base.d_ff, base.n_heads,
-      base.embedding_scale == EmbeddingScale::SqrtD ? "times sqrt(d)" : "unscaled", g.amp_seeds);
+      "after one training step ({} at lr {}, betas {}/{}) from initialization on one batch of {} x {} random tokens; "
+      "d {}, FFN {}, {} heads, token embeddings {}; {} seeds. Cells: mean [95% t-interval]; slopes: bootstrap over "
+      "seeds.\n\n",
+      enum_name(run.optim.name), g.amp_lr, run.optim.beta1, run.optim.beta2, g.amp_probe.batch, g.amp_probe.context,
+      base.d_model, base.d_ff, base.n_heads, base.embedding_scale == EmbeddingScale::SqrtD ? "times sqrt(d)" : "unscaled",
+      g.amp_seeds);
   Chart chart{.title = "Output change after one Adam step at init", .xlabel = "layers L",
               .ylabel = "relative logit change", .log_y = true, .log_x = true};
   std::vector<std::vector<std::string>> rows;

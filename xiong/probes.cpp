@@ -19,13 +19,13 @@
 
 namespace normlab::xiong {
 
-namespace {
-
 Tensor random_tokens(int64_t vocab, int64_t batch, int64_t context, Generator& gen) {
   std::vector<int32_t> ids(static_cast<size_t>(batch * context));
   for (int32_t& id : ids) id = static_cast<int32_t>(gen.below(static_cast<uint64_t>(vocab)));
   return Tensor::from_ints(ids, {batch, context});
 }
+
+namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -152,27 +152,22 @@ LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& prob
   return out;
 }
 
-double output_change_after_adam_step(const ModelConfig& config, const ProbeBatch& probe, double lr,
-                                     uint64_t data_seed) {
-  TransformerLM model(config);
+double output_change_after_one_step(const RunConfig& config, const ProbeBatch& probe, uint64_t data_seed) {
+  TransformerLM model(config.model);
   Generator gen(data_seed);
-  Tensor ids = random_tokens(config.vocab_size, probe.batch, probe.context, gen);
-  Tensor targets = random_tokens(config.vocab_size, probe.batch, probe.context, gen);
+  Tensor ids = random_tokens(config.model.vocab_size, probe.batch, probe.context, gen);
+  Tensor targets = random_tokens(config.model.vocab_size, probe.batch, probe.context, gen);
   Tensor before;
   {
     NoGradGuard no_grad;
-    before = model.forward(ids).value().clone();
+    before = model.forward(ids).value().clone();  // (B, T, V) logits at init
   }
-  backward(model.loss(ids, targets));
-  OptimConfig adam;
-  adam.name = OptimizerKind::Adam;
-  adam.beta1 = 0.9;
-  adam.beta2 = 0.98;
-  auto optimizer = make_optimizer(adam, model.named_parameters());
-  {
-    NoGradGuard no_grad;
-    optimizer->step(lr);
-  }
+  auto optimizer = make_optimizer(config.optim, model.named_parameters());
+  LossScaler scaler = make_loss_scaler(config.train);
+  Learner learner{model, *optimizer, scaler};
+  const StepResult step = train_step(learner, config, Batch{ids, targets}, 0);
+  NL_CHECK(step.divergence.empty() && !step.skipped, "output_change_after_one_step", "the step made no update: {}",
+           step.skipped ? "fp16 overflow" : step.divergence);
   NoGradGuard no_grad;
   Tensor after = model.forward(ids).value();
   return norm_of(ops::sub(after, before)) / std::max(norm_of(before), 1e-30);

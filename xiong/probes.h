@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/random.h"
 #include "core/tensor.h"
 
 #include "config/run_config.h"
@@ -81,10 +82,13 @@ ModelConfig probe_model(const ModelConfig& base, const std::string& placement, i
 // One model (config.seed) measured over probe.batches random-token batches.
 LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed);
 
-// Relative output change ||F(x, W') - F(x, W)|| / ||F(x, W)|| of the logits after one Adam step
-// of size lr from initialization (Liu et al. 2020's amplification effect).
-double output_change_after_adam_step(const ModelConfig& config, const ProbeBatch& probe, double lr,
-                                     uint64_t data_seed);
+// (batch, context) token ids drawn uniformly from [0, vocab): the probes' batches.
+Tensor random_tokens(int64_t vocab, int64_t batch, int64_t context, Generator& gen);
+
+// Relative output change ||F(x, W') - F(x, W)|| / ||F(x, W)|| of the logits after one train_step
+// (train/train_step.h: config's optimizer, schedule at step 0, clipping and precision) from
+// initialization on one batch of random tokens (Liu et al. 2020's amplification effect).
+double output_change_after_one_step(const RunConfig& config, const ProbeBatch& probe, uint64_t data_seed);
 
 // Wall milliseconds of one training step (the trainer's, train/train_step.h: its model,
 // optimizer, schedule, precision and clipping) for each config on one batch of random tokens,

@@ -6,7 +6,11 @@
 #include <cmath>
 #include <set>
 
+#include "autograd/ops.h"
+#include "autograd/tape.h"
 #include "config/config.h"
+#include "core/ops.h"
+#include "core/random.h"
 #include "xiong/arms.h"
 #include "xiong/experiments.h"
 #include "xiong/grids.h"
@@ -104,13 +108,60 @@ TEST(XiongProbes, UnitVarianceInputStartsTheStreamAtOne) {
   EXPECT_LT(scaled, 1.4);
 }
 
+// One Adam step of lr 1e-4 on the tiny model of `placement`, through train_step.
+RunConfig one_adam_step(const std::string& placement) {
+  RunConfig c;
+  c.model = tiny_model(placement, 6, 1);
+  c.optim.name = OptimizerKind::Adam;
+  c.optim.lr = 1e-4;
+  return c;
+}
+
 TEST(XiongProbes, DeepNormMovesTheOutputLessThanPostLn) {
   const ProbeBatch probe{4, 16, 1, false};
-  const double post = output_change_after_adam_step(tiny_model("post", 6, 1), probe, 1e-4, 9);
-  const double deep = output_change_after_adam_step(tiny_model("deepnorm", 6, 1), probe, 1e-4, 9);
+  const double post = output_change_after_one_step(one_adam_step("post"), probe, 9);
+  const double deep = output_change_after_one_step(one_adam_step("deepnorm"), probe, 9);
   EXPECT_GT(post, 0.0);
   EXPECT_GT(deep, 0.0);
   EXPECT_LT(deep, post);
+}
+
+// The reference: the same batch, loss, backward and one optimizer step at lr, composed by hand.
+double output_change_by_hand(const RunConfig& config, const ProbeBatch& probe, uint64_t data_seed) {
+  TransformerLM model(config.model);
+  Generator gen(data_seed);
+  Tensor ids = random_tokens(config.model.vocab_size, probe.batch, probe.context, gen);
+  Tensor targets = random_tokens(config.model.vocab_size, probe.batch, probe.context, gen);
+  Tensor before;
+  {
+    NoGradGuard no_grad;
+    before = model.forward(ids).value().clone();
+  }
+  backward(model.loss(ids, targets));
+  auto optimizer = make_optimizer(config.optim, model.named_parameters());
+  NoGradGuard no_grad;
+  optimizer->step(config.optim.lr);
+  const Tensor after = model.forward(ids).value();
+  return std::sqrt(ops::sum_squares(ops::sub(after, before)) / ops::sum_squares(before));
+}
+
+TEST(XiongProbes, TheOutputChangeIsOneTrainStepOfTheConfig) {
+  const ProbeBatch probe{2, 8, 1, false};
+  const RunConfig adam = one_adam_step("post");
+  EXPECT_NEAR(output_change_after_one_step(adam, probe, 5), output_change_by_hand(adam, probe, 5),
+              1e-9 * output_change_by_hand(adam, probe, 5));
+  // The config's schedule applies: warmup over 10 steps takes the first step at lr / 10.
+  RunConfig warm = adam;
+  warm.schedule.warmup_steps = 10;
+  const double ratio = output_change_after_one_step(warm, probe, 5) / output_change_after_one_step(adam, probe, 5);
+  EXPECT_NEAR(ratio, 0.1, 0.02);
+  // And its optimizer: one SGD step is not Adam's sign-like step.
+  RunConfig sgd = adam;
+  sgd.optim.name = OptimizerKind::Sgd;
+  EXPECT_NEAR(output_change_after_one_step(sgd, probe, 5), output_change_by_hand(sgd, probe, 5),
+              1e-9 * output_change_by_hand(sgd, probe, 5));
+  EXPECT_GT(std::abs(std::log(output_change_after_one_step(sgd, probe, 5) / output_change_after_one_step(adam, probe, 5))),
+            0.5);
 }
 
 TEST(XiongProbes, TimingReturnsSideBySideSamples) {
