@@ -1,4 +1,4 @@
-// normlab reproduce xiong [--quick | --confirmatory [--analyse-only [--record DIR]] | --analyse-only --record DIR] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
+// normlab reproduce xiong [--quick | --confirmatory [--analyse-only [--record DIR]] | [--analyse-only] --record DIR] [--jobs N] [--out DIR] [--only E1,E3a,...] [--configs DIR]
 #include <fmt/core.h>
 
 #include "cli/commands.h"
@@ -35,8 +35,9 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
                   "train nothing: with --confirmatory, analyse the runs already in DIR (also while a suite trains "
                   "them) and rewrite DIR/confirmatory.md; without it, analyse a --record");
   xiong->add_option("--record", options->record_dir,
-                    "with --analyse-only: analyse the runs' record (docs/xiong/data/v4 for --confirmatory, "
-                    "docs/xiong/data/v4-e4 for --only E4: validation curves, final states) instead of run directories")
+                    "the runs' record (docs/xiong/data/v4 for --confirmatory, docs/xiong/data/v4-e4 for --only E4: "
+                    "validation curves, final states): with --analyse-only, analyse it instead of run directories; "
+                    "without, take the runs it holds and train only the others")
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
   xiong->callback([options, only, &exit_code] {

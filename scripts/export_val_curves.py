@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Write every run's validation curve as one CSV, for the record in docs/xiong/data/.
 
-    scripts/export_val_curves.py --out val_curves.csv copy=/work/xiong-v4/copy text=/work/xiong-v4/text
+    scripts/export_val_curves.py [--merge] --out val_curves.csv copy=/work/xiong-v4/copy text=/work/xiong-v4/text
 
 Each TASK=DIR reads the finished runs under DIR (one per folder, those with a summary.json: a run
 still training is left out) and writes a row per evaluation: task, run, step, lr, val_loss. Beside
 it, OUT with "_runs" before the suffix lists each run once: task, run, status, steps_done, and
 final_val_loss and diverged_at_step from its summary.json, and initial_loss, the train loss of
 step 1 (measured before the first update: the loss at initialization, which a diverged run counts
-as). `normlab reproduce xiong --confirmatory --analyse-only --record DIR` reads both back
-(xiong/run_record.h). Runs are sorted by name and rows by step, so the files are
-the same for the same runs. Standard library only.
+as), and the fingerprint of the config it was made with (its fingerprint.txt). `normlab
+reproduce xiong [--confirmatory] --analyse-only --record DIR` reads both back (xiong/run_record.h);
+without --analyse-only the suite trains only the runs the record lacks. --merge keeps the runs
+already in OUT that the folders do not hold (a grid recorded over several machines). Runs are
+sorted by task and name and rows by step, so the files are the same for the same runs. Standard
+library only.
 """
 import argparse
 import csv
@@ -37,13 +40,14 @@ def curve_rows(task, run_dir):
     return sorted(rows, key=lambda r: r[2]), initial_loss
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("tasks", nargs="+", metavar="TASK=DIR")
-    args = parser.parse_args()
+RUN_COLUMNS = ["task", "run", "status", "steps_done", "final_val_loss", "initial_loss", "diverged_at_step",
+               "fingerprint"]
+
+
+def exported_runs(specs):
+    """(curve rows, run rows) of the finished runs under each TASK=DIR."""
     rows, summaries = [], []
-    for spec in args.tasks:
+    for spec in specs:
         task, sep, directory = spec.partition("=")
         if not sep:
             sys.exit(f"export_val_curves: expected TASK=DIR, got '{spec}'")
@@ -54,18 +58,46 @@ def main():
             curve, initial_loss = curve_rows(task, run_dir)
             rows.extend(curve)
             summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+            fingerprint_file = run_dir / "fingerprint.txt"
+            fingerprint = fingerprint_file.read_text(encoding="utf-8").strip() if fingerprint_file.exists() else None
             summaries.append((task, run_dir.name, summary.get("status"), summary.get("steps_done"),
-                              summary.get("final_val_loss"), initial_loss, summary.get("diverged_at_step")))
-    with open(args.out, "w", newline="", encoding="utf-8") as f:
+                              summary.get("final_val_loss"), initial_loss, summary.get("diverged_at_step"),
+                              fingerprint))
+    return rows, summaries
+
+
+def recorded_runs(curves_path, runs_path, keep_out):
+    """The rows of an existing record, without the runs whose (task, run) is in keep_out."""
+    def read(path, width):
+        if not path.exists():
+            return []
+        with open(path, newline="", encoding="utf-8") as f:
+            table = list(csv.reader(f))[1:]
+        return [tuple(r) + ("",) * (width - len(r)) for r in table if tuple(r[:2]) not in keep_out]
+    return read(curves_path, 5), read(runs_path, len(RUN_COLUMNS))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--merge", action="store_true", help="keep the runs already in OUT that the folders lack")
+    parser.add_argument("tasks", nargs="+", metavar="TASK=DIR")
+    args = parser.parse_args()
+    out = pathlib.Path(args.out)
+    runs_out = out.with_name(out.stem + "_runs" + out.suffix)
+    rows, summaries = exported_runs(args.tasks)
+    if args.merge:
+        old_rows, old_summaries = recorded_runs(out, runs_out, {(s[0], s[1]) for s in summaries})
+        rows, summaries = rows + old_rows, summaries + old_summaries
+    rows.sort(key=lambda r: (r[0], r[1], float(r[2])))
+    summaries.sort(key=lambda r: (r[0], r[1]))
+    with open(out, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["task", "run", "step", "lr", "val_loss"])
         writer.writerows(rows)
-    out = pathlib.Path(args.out)
-    runs_out = out.with_name(out.stem + "_runs" + out.suffix)
     with open(runs_out, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["task", "run", "status", "steps_done", "final_val_loss", "initial_loss",
-                         "diverged_at_step"])
+        writer.writerow(RUN_COLUMNS)
         writer.writerows(summaries)
     print(f"{args.out}: {len(rows)} rows; {runs_out}: {len(summaries)} runs")
 

@@ -22,8 +22,10 @@ struct Context {
   std::filesystem::path config_dir;   // out_dir/configs: the TOML files the suite used (copied)
   std::filesystem::path figures_dir;  // out_dir/figures
   std::filesystem::path source_dir;   // the normlab source tree (bench/torch_probe.py)
-  // Non-empty: every training run is read from this record (xiong/run_record.h), nothing trained.
+  // Non-empty: training runs are read from this record (xiong/run_record.h); with train_absent,
+  // the points it lacks (or holds made with another config) are trained, otherwise none is.
   std::filesystem::path record_dir;
+  bool train_absent = false;
   int jobs = 1;
   std::string normlab_binary;         // for sweeps; empty = this executable
   bool quiet = false;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "core/error.h"
@@ -67,10 +68,15 @@ class RecordTable {
 
 using RunKey = std::pair<std::string, std::string>;  // (task, run directory name)
 
+struct RecordedRun {
+  RunOutcome outcome;
+  std::string fingerprint;  // of the config it was made with; "" when the record has no such column
+};
+
 // The record's runs by (task, run), with their curves.
-std::map<RunKey, RunOutcome> read_record(const fs::path& dir) {
+std::map<RunKey, RecordedRun> read_record(const fs::path& dir) {
   const RecordTable runs(dir / kRecordRuns, {"task", "run", "status", "steps_done", "final_val_loss"});
-  std::map<RunKey, RunOutcome> out;
+  std::map<RunKey, RecordedRun> out;
   for (size_t i = 0; i < runs.size(); ++i) {
     RunOutcome r;
     const std::string status = runs.text(i, "status");
@@ -85,7 +91,9 @@ std::map<RunKey, RunOutcome> read_record(const fs::path& dir) {
     NL_CHECK(r.status != RunStatus::Diverged || std::isfinite(r.initial_loss), "record",
              "{}:{}: run '{}' diverged but has no initial_loss, the loss it counts as", runs.path(), runs.line(i),
              runs.text(i, "run"));
-    const bool added = out.emplace(RunKey{runs.text(i, "task"), runs.text(i, "run")}, std::move(r)).second;
+    const std::string fingerprint = runs.has(i, "fingerprint") ? runs.text(i, "fingerprint") : "";
+    const bool added =
+        out.emplace(RunKey{runs.text(i, "task"), runs.text(i, "run")}, RecordedRun{std::move(r), fingerprint}).second;
     NL_CHECK(added, "record", "{}:{}: run '{}' is listed twice", runs.path(), runs.line(i), runs.text(i, "run"));
   }
   const RecordTable curves(dir / kRecordCurves, {"task", "run", "step", "val_loss"});
@@ -93,7 +101,7 @@ std::map<RunKey, RunOutcome> read_record(const fs::path& dir) {
     auto it = out.find({curves.text(i, "task"), curves.text(i, "run")});
     NL_CHECK(it != out.end(), "record", "{}:{}: run '{}' is not in {}", curves.path(), curves.line(i),
              curves.text(i, "run"), kRecordRuns);
-    auto& curve = it->second.val_curve;
+    auto& curve = it->second.outcome.val_curve;
     const double step = curves.number(i, "step");
     NL_CHECK(curve.empty() || step > curve.back().first, "record", "{}:{}: step {} after step {}: rows out of order",
              curves.path(), curves.line(i), step, curve.empty() ? 0.0 : curve.back().first);
@@ -102,14 +110,17 @@ std::map<RunKey, RunOutcome> read_record(const fs::path& dir) {
   return out;
 }
 
-TrainingResults task_results(const std::map<RunKey, RunOutcome>& record, const std::string& task,
-                             const std::vector<TrainPoint>& points, const fs::path& dir) {
+TrainingResults task_results(const std::map<RunKey, RecordedRun>& record, const std::string& task,
+                             const std::vector<TrainPoint>& points, const fs::path& dir,
+                             const std::function<std::string(const TrainPoint&)>& fingerprint_of) {
   TrainingResults results;
   for (const TrainPoint& p : points) {
     if (results.find(p)) continue;
     const std::string name = p.sweep_point().name;
     RunOutcome outcome;
-    if (auto it = record.find({task, name}); it != record.end()) outcome = it->second;
+    if (auto it = record.find({task, name}); it != record.end())
+      if (it->second.fingerprint.empty() || !fingerprint_of || it->second.fingerprint == fingerprint_of(p))
+        outcome = it->second.outcome;
     outcome.point = p;
     outcome.run_dir = (dir / kRecordRuns).string() + ": " + task + "/" + name;
     results.add(std::move(outcome));
@@ -120,8 +131,9 @@ TrainingResults task_results(const std::map<RunKey, RunOutcome>& record, const s
 }  // namespace
 
 TrainingResults read_training_record(const fs::path& record_dir, const std::string& task,
-                                     const std::vector<TrainPoint>& points) {
-  return task_results(read_record(record_dir), task, points, record_dir);
+                                     const std::vector<TrainPoint>& points,
+                                     const std::function<std::string(const TrainPoint&)>& fingerprint_of) {
+  return task_results(read_record(record_dir), task, points, record_dir, fingerprint_of);
 }
 
 ConfirmatoryRuns read_confirmatory_record(const Context& ctx, const Registration& reg, const fs::path& record_dir) {
@@ -130,11 +142,11 @@ ConfirmatoryRuns read_confirmatory_record(const Context& ctx, const Registration
     fs::create_directories(cache.parent_path());
     write_file_atomic(cache.string(), read_whole_file(probes, "record"));  // a kill leaves no half file
   }
-  const std::map<RunKey, RunOutcome> record = read_record(record_dir);
+  const std::map<RunKey, RecordedRun> record = read_record(record_dir);
   auto all = [](const std::string&) { return true; };
   ConfirmatoryRuns out;
-  out.copy = task_results(record, "copy", task_runs(reg, "copy", all), record_dir);
-  out.text = task_results(record, "text", task_runs(reg, "text", all), record_dir);
+  out.copy = task_results(record, "copy", task_runs(reg, "copy", all), record_dir, {});
+  out.text = task_results(record, "text", task_runs(reg, "text", all), record_dir, {});
   out.source = "the record in " + record_dir.string() + " (" + kRecordCurves + ", " + kRecordRuns + ")";
   apply_divergence_rules(ctx, out);
   return out;

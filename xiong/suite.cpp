@@ -153,8 +153,9 @@ namespace {
 void check_options(const SuiteOptions& options) {
   NL_CHECK(options.confirmatory || !options.analyse_only || !options.record_dir.empty(), "reproduce",
            "--analyse-only needs --confirmatory (the runs in DIR) or --record DIR");
-  NL_CHECK(options.analyse_only || options.record_dir.empty(), "reproduce", "--record needs --analyse-only");
-  NL_CHECK(!(options.quick && !options.record_dir.empty()), "reproduce", "--record analyses the full design: drop --quick");
+  NL_CHECK(!options.confirmatory || options.analyse_only || options.record_dir.empty(), "reproduce",
+           "--confirmatory --record needs --analyse-only");
+  NL_CHECK(!(options.quick && !options.record_dir.empty()), "reproduce", "--record holds the full design's runs: drop --quick");
   NL_CHECK(!(options.confirmatory && options.quick), "reproduce", "--confirmatory runs the registered design: "
            "drop --quick");
   if (!options.confirmatory)
@@ -165,7 +166,7 @@ void check_options(const SuiteOptions& options) {
 fs::path suite_out_dir(const SuiteOptions& options) {
   if (!options.out_dir.empty()) return fs::absolute(options.out_dir);
   if (options.confirmatory) return fs::absolute("runs/xiong-v4");
-  if (!options.record_dir.empty()) return fs::absolute("runs/xiong-record");  // never a trained suite's report
+  if (options.analyse_only) return fs::absolute("runs/xiong-record");  // never a trained suite's report
   return fs::absolute(options.quick ? "runs/xiong-quick" : "runs/xiong");
 }
 
@@ -180,6 +181,7 @@ Context make_context(const SuiteOptions& options) {
   ctx.normlab_binary = options.normlab_binary;
   ctx.quiet = options.quiet;
   ctx.record_dir = options.record_dir;
+  ctx.train_absent = !options.analyse_only;
   fs::create_directories(ctx.out_dir);
   const std::string source_configs = find_config_dir(options.config_dir);
   ctx.source_dir = fs::path(source_configs).parent_path().parent_path();

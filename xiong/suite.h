@@ -23,11 +23,12 @@ struct SuiteOptions {
   // them, or after), reading the configs from the source tree, taking no lock and copying nothing.
   // Without it, record_dir is required.
   bool analyse_only = false;
-  // With analyse_only: read the runs from their record in the repository (a folder written by
-  // scripts/export_val_curves.py: run_record.h) instead of from run directories. Confirmatory: the
-  // init probes' init_probes.json beside it, and out_dir receives only confirmatory.md and the
-  // probes' cache. Otherwise the selected experiments' report is written to out_dir (default
-  // runs/xiong-record) as a suite run would write it.
+  // The runs' record in the repository (a folder written by scripts/export_val_curves.py:
+  // run_record.h). With analyse_only the runs are read from it instead of from run directories:
+  // confirmatory, with the init probes' init_probes.json beside it, out_dir receiving only
+  // confirmatory.md and the probes' cache; otherwise the selected experiments' report is written
+  // to out_dir (default runs/xiong-record) as a suite run would write it. Without analyse_only
+  // (not confirmatory) the suite takes the runs the record holds and trains only the others.
   std::string record_dir;
 };
 

@@ -142,7 +142,21 @@ TrainingResults run_training(const Context& ctx, const std::string& config_file,
     if (std::find(unique.begin(), unique.end(), p) == unique.end()) unique.push_back(p);
   TrainingResults results;
   if (unique.empty()) return results;
-  if (!ctx.record_dir.empty()) return read_training_record(ctx.record_dir, sweep_dir, unique);
+  if (!ctx.record_dir.empty()) {
+    const std::string config_path = ctx.config_path(config_file);
+    const TrainingResults recorded = read_training_record(ctx.record_dir, sweep_dir, unique, [&](const TrainPoint& p) {
+      return config_fingerprint(point_config(config_path, p));
+    });
+    if (!ctx.train_absent) return recorded;
+    std::vector<TrainPoint> absent;
+    for (const TrainPoint& p : unique)
+      if (const RunOutcome* r = recorded.find(p); r->status == RunStatus::Missing) absent.push_back(p);
+      else results.add(*r);
+    ctx.log(fmt::format("{} of {} runs of {} taken from the record in {}", unique.size() - absent.size(),
+                        unique.size(), sweep_dir, ctx.record_dir.string()));
+    unique = absent;
+    if (unique.empty()) return results;
+  }
 
   SweepOptions options;
   options.config_path = ctx.config_path(config_file);

@@ -61,7 +61,8 @@ class TrainingResults {
 
 // Trains the points (duplicates dropped; completed runs skipped, so an interrupted suite resumes)
 // as one sweep of ctx.config_path(config_file) under ctx.out_dir / sweep_dir. With ctx.record_dir
-// set, trains nothing: the runs are read from that record, whose task column is sweep_dir.
+// set, the runs that record holds (task column = sweep_dir, fingerprint equal to the point's) are
+// taken from it; the others are trained only with ctx.train_absent.
 TrainingResults run_training(const Context& ctx, const std::string& config_file, std::vector<TrainPoint> points,
                              const std::string& sweep_dir);
 

@@ -1,6 +1,7 @@
 // E4's exploratory grid read back from its record (docs/xiong/data/v4-e4, xiong/run_record.h):
 // `normlab reproduce xiong --only E4 --analyse-only --record DIR` trains nothing and writes the
-// report that the committed docs/xiong/e4-v4/report.md is, from its verdict table on.
+// report; without --analyse-only a suite takes the runs the record holds (made with the same
+// config) and trains only the others.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,7 +10,10 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "xiong/experiments.h"
+#include "config/config.h"
+#include "xiong/arms.h"
 #include "xiong/grids.h"
+#include "xiong/training.h"
 #include "xiong/suite.h"
 
 namespace fs = std::filesystem;
@@ -54,6 +58,40 @@ TEST(E4Record, ARunAbsentFromTheRecordIsMissingNotTrained) {
   fs::remove_all(out);
 }
 
+TEST(E4Record, ASuiteTrainsOnlyTheRunsTheRecordLacksOrHoldsFromAnotherConfig) {
+  const fs::path record = temp_dir("resume"), out = temp_dir("resume_out");
+  fs::create_directories(record);
+  Context ctx;
+  ctx.grids = make_grids(true);
+  ctx.config_dir = kSource / "xiong" / "configs";
+  ctx.out_dir = out;
+  ctx.normlab_binary = NORMLAB_BINARY_DIR "/normlab";
+  ctx.quiet = true;
+  ctx.record_dir = record;
+  ctx.train_absent = true;
+  const std::string config = "copy_task_quick.toml";
+  const TrainPoint kept{"pre", "layernorm", "adam", "1e-3", 1, 1}, stale{"pre", "layernorm", "adam", "1e-3", 1, 2},
+      absent{"pre", "layernorm", "adam", "1e-3", 1, 3};
+  const std::string fingerprint = config_fingerprint(point_config(ctx.config_path(config), kept));
+  std::ofstream(record / "val_curves_runs.csv")
+      << "task,run,status,steps_done,final_val_loss,initial_loss,diverged_at_step,fingerprint\n"
+      << "copy," << kept.sweep_point().name << ",completed,300,0.5,3.5,," << fingerprint << "\n"
+      << "copy," << stale.sweep_point().name << ",completed,300,0.5,3.5,,0123456789abcdef\n";
+  std::ofstream(record / "val_curves.csv") << "task,run,step,lr,val_loss\n";
+  const TrainingResults results = run_training(ctx, config, {kept, stale, absent}, "copy");
+  ASSERT_NE(results.find(kept), nullptr);
+  EXPECT_EQ(results.find(kept)->final_val, 0.5) << "taken from the record";
+  EXPECT_FALSE(fs::exists(out / "copy" / kept.sweep_point().name)) << "a recorded run is not trained again";
+  for (const TrainPoint& trained : {stale, absent}) {
+    ASSERT_NE(results.find(trained), nullptr);
+    EXPECT_EQ(results.find(trained)->status, RunStatus::Completed) << trained.sweep_point().name;
+    EXPECT_NE(results.find(trained)->final_val, 0.5);
+    EXPECT_TRUE(fs::exists(out / "copy" / trained.sweep_point().name / "summary.json"));
+  }
+  fs::remove_all(record);
+  fs::remove_all(out);
+}
+
 std::string option_error(SuiteOptions o) {
   try {
     run_xiong_suite(o);
@@ -68,12 +106,14 @@ TEST(E4Record, TheRecordOptionsAreRefusedOutOfPlace) {
   SuiteOptions no_record = record_options("", refused);
   EXPECT_NE(option_error(no_record).find("--analyse-only needs --confirmatory (the runs in DIR) or --record DIR"),
             std::string::npos);
-  SuiteOptions no_analysis = record_options(kE4Record, refused);
-  no_analysis.analyse_only = false;
-  EXPECT_NE(option_error(no_analysis).find("--record needs --analyse-only"), std::string::npos);
+  SuiteOptions confirmatory_training = record_options(kE4Record, refused);
+  confirmatory_training.analyse_only = false;
+  confirmatory_training.confirmatory = true;
+  confirmatory_training.only.clear();
+  EXPECT_NE(option_error(confirmatory_training).find("--confirmatory --record needs --analyse-only"), std::string::npos);
   SuiteOptions quick = record_options(kE4Record, refused);
   quick.quick = true;
-  EXPECT_NE(option_error(quick).find("--record analyses the full design"), std::string::npos);
+  EXPECT_NE(option_error(quick).find("--record holds the full design's runs"), std::string::npos);
   EXPECT_FALSE(fs::exists(refused)) << "a refused option writes nothing";
 }
 
