@@ -23,16 +23,6 @@ std::string head_of(const std::string& token) {
 
 }  // namespace
 
-std::string experiment_of(const std::string& token, const std::vector<std::string>& known) {
-  const std::string head = head_of(token);
-  NL_CHECK(!head.empty() && std::find(known.begin(), known.end(), head) != known.end(), "reproduce",
-           "unknown experiment or claim '{}' in --only: an experiment ({}) or one of its claims (E3a, E3d@1e-3, ...)",
-           token, fmt::join(known, ", "));
-  return head;
-}
-
-bool is_claim_token(const std::string& token) { return token != head_of(token); }
-
 bool claim_matches(const std::string& token, const std::string& verdict_id) {
   if (verdict_id.rfind(token, 0) != 0) return false;
   if (verdict_id.size() == token.size()) return true;
@@ -40,24 +30,58 @@ bool claim_matches(const std::string& token, const std::string& verdict_id) {
   return next == '@' || next == '.' || next == '\'';
 }
 
-bool claim_selected(const std::set<std::string>& only, const std::string& verdict_id) {
-  bool any_claim = false;
-  for (const std::string& t : only) {
-    if (!is_claim_token(t)) {
-      if (t == head_of(verdict_id)) return true;  // a bare experiment keeps all its verdicts
-      continue;
-    }
-    any_claim = true;
-    if (claim_matches(t, verdict_id)) return true;
+ClaimSelection::ClaimSelection(const std::set<std::string>& tokens, const std::vector<std::string>& experiments) {
+  for (const std::string& text : tokens) {
+    const std::string head = head_of(text);
+    NL_CHECK(!head.empty() && std::find(experiments.begin(), experiments.end(), head) != experiments.end(),
+             "reproduce", "unknown experiment or claim '{}' in --only: an experiment ({}) or one of its claims (E3a, "
+             "E3d@1e-3, ...)", text, fmt::join(experiments, ", "));
+    tokens_.push_back({text, head, text != head});
   }
-  return !any_claim;
 }
 
-std::vector<TrainPoint> e3_points_for_claims(const Grids& g, const std::set<std::string>& only,
+bool ClaimSelection::names_claims() const {
+  return std::any_of(tokens_.begin(), tokens_.end(), [](const Token& t) { return t.claim; });
+}
+
+bool ClaimSelection::runs_experiment(const std::string& experiment) const {
+  return everything() ||
+         std::any_of(tokens_.begin(), tokens_.end(), [&](const Token& t) { return t.experiment == experiment; });
+}
+
+bool ClaimSelection::token_selects(const Token& t, const std::string& verdict_id) const {
+  return t.claim ? claim_matches(t.text, verdict_id) : t.experiment == head_of(verdict_id);
+}
+
+bool ClaimSelection::selects(const std::string& verdict_id) const {
+  return everything() ||
+         std::any_of(tokens_.begin(), tokens_.end(), [&](const Token& t) { return token_selects(t, verdict_id); });
+}
+
+std::vector<std::string> ClaimSelection::claims_of(const std::string& experiment) const {
+  std::vector<std::string> out;
+  for (const Token& t : tokens_)
+    if (t.claim && t.experiment == experiment) out.push_back(t.text);
+  return out;
+}
+
+std::vector<std::string> ClaimSelection::unmatched(const std::vector<std::string>& verdict_ids) const {
+  std::vector<std::string> out;
+  for (const Token& t : tokens_)
+    if (std::none_of(verdict_ids.begin(), verdict_ids.end(), [&](const std::string& id) { return token_selects(t, id); }))
+      out.push_back(t.text);
+  return out;
+}
+
+std::string ClaimSelection::text() const {
+  std::vector<std::string> texts;
+  for (const Token& t : tokens_) texts.push_back(t.text);
+  return fmt::format("{}", fmt::join(texts, ","));
+}
+
+std::vector<TrainPoint> e3_points_for_claims(const Grids& g, const ClaimSelection& selection,
                                              const std::vector<TrainPoint>& points, bool copy) {
-  std::vector<std::string> tokens;
-  for (const std::string& t : only)
-    if (is_claim_token(t) && head_of(t) == "E3") tokens.push_back(t);
+  const std::vector<std::string> tokens = selection.claims_of("E3");
   if (tokens.empty()) return points;
   std::set<std::string> needed;  // arm names with seed 1
   for (const ClaimArms& c : e3_claims(g)) {

@@ -16,17 +16,42 @@
 
 namespace normlab::xiong {
 
-// "E3a@1e-3" -> "E3"; throws "[reproduce] ..." for a token that names no experiment of `known`.
-std::string experiment_of(const std::string& token, const std::vector<std::string>& known);
-bool is_claim_token(const std::string& token);  // not a bare experiment id
+// A claim token matches a verdict id equal to it or continuing it after '@', '.' or '\''.
 bool claim_matches(const std::string& token, const std::string& verdict_id);
-// Whether `only` keeps this verdict: a claim token matches it, or a bare token names its experiment
-// (true when `only` names no claim at all).
-bool claim_selected(const std::set<std::string>& only, const std::string& verdict_id);
 
-// `points` of task `copy` (true) or text kept when a claim of `only` for E3 reads them; unchanged
-// when `only` has no E3 claim token.
-std::vector<TrainPoint> e3_points_for_claims(const Grids& g, const std::set<std::string>& only,
+// `--only`, parsed once (run_xiong_suite) and handed to everything that selects runs or verdicts.
+class ClaimSelection {
+ public:
+  ClaimSelection() = default;  // no --only: everything
+  // Throws "[reproduce] unknown experiment or claim ..." for a token whose "E<digits>" head is not
+  // one of `experiments`.
+  ClaimSelection(const std::set<std::string>& tokens, const std::vector<std::string>& experiments);
+
+  bool everything() const { return tokens_.empty(); }
+  bool names_claims() const;  // some token is a claim, not a bare experiment
+  // Whether the experiment ("E3") runs: everything, or a token names it or one of its claims.
+  bool runs_experiment(const std::string& experiment) const;
+  // Whether the verdict is selected: everything, or a bare token names its experiment, or a claim
+  // token matches it.
+  bool selects(const std::string& verdict_id) const;
+  // The claim tokens of one experiment ("E3" -> {"E3a", "E3d@1e-3"}).
+  std::vector<std::string> claims_of(const std::string& experiment) const;
+  // The tokens that select none of `verdict_ids` (a confirmatory --only names registered claims).
+  std::vector<std::string> unmatched(const std::vector<std::string>& verdict_ids) const;
+  std::string text() const;  // the tokens, comma-separated: "E3a,E4"
+
+ private:
+  struct Token {
+    std::string text, experiment;  // "E3a@1e-3", "E3"
+    bool claim = false;
+  };
+  bool token_selects(const Token& t, const std::string& verdict_id) const;
+  std::vector<Token> tokens_;
+};
+
+// `points` of task `copy` (true) or text kept when a claim of the selection for E3 reads them;
+// unchanged when it has no E3 claim.
+std::vector<TrainPoint> e3_points_for_claims(const Grids& g, const ClaimSelection& selection,
                                              const std::vector<TrainPoint>& points, bool copy);
 
 // The verdicts of `old_json` (an earlier verdicts.json, may be null) with every entry whose id is

@@ -1,4 +1,4 @@
-// `--only` with claim ids: which verdicts a token keeps, which runs an E3 claim trains, and how a
+// `--only` parsed into a ClaimSelection: which experiments run, which verdicts a token keeps, which runs an E3 claim trains, and how a
 // claim's fresh verdict replaces its row among an earlier run's verdicts.
 #include <gtest/gtest.h>
 
@@ -15,39 +15,56 @@ namespace {
 const std::vector<std::string> kKnown = {"E1", "E2", "E3", "E4"};
 
 TEST(XiongClaims, TokensNameAnExperimentOrAClaim) {
-  EXPECT_EQ(experiment_of("E3a@1e-3", kKnown), "E3");
-  EXPECT_EQ(experiment_of("E1", kKnown), "E1");
-  EXPECT_THROW(experiment_of("E9a", kKnown), Error);
-  EXPECT_THROW(experiment_of("X3", kKnown), Error);
-  EXPECT_FALSE(is_claim_token("E3"));
-  EXPECT_TRUE(is_claim_token("E3a"));
+  EXPECT_THROW(ClaimSelection({"E9a"}, kKnown), Error);
+  EXPECT_THROW(ClaimSelection({"X3"}, kKnown), Error);
+  EXPECT_NO_THROW(ClaimSelection({"E3a@1e-3", "E1"}, kKnown));
   EXPECT_TRUE(claim_matches("E3a", "E3a@5e-4"));
   EXPECT_TRUE(claim_matches("E3a", "E3a.text@5e-4"));
   EXPECT_TRUE(claim_matches("E3a@5e-4", "E3a@5e-4"));
   EXPECT_FALSE(claim_matches("E3a@5e-4", "E3a@5e-4x"));
   EXPECT_FALSE(claim_matches("E3a", "E3ab"));
   EXPECT_FALSE(claim_matches("E3a", "E3b"));
-  const std::set<std::string> only = {"E1", "E3c"};
-  EXPECT_TRUE(claim_selected(only, "E1b"));    // a bare experiment keeps all of its verdicts
-  EXPECT_TRUE(claim_selected(only, "E3c@1e-3"));
-  EXPECT_FALSE(claim_selected(only, "E3a@1e-3"));
-  EXPECT_TRUE(claim_selected({"E3"}, "E3a@1e-3"));
+}
+
+TEST(XiongClaims, ASelectionRunsExperimentsAndSelectsVerdicts) {
+  const ClaimSelection all;
+  EXPECT_TRUE(all.everything());
+  EXPECT_TRUE(all.runs_experiment("E4"));
+  EXPECT_TRUE(all.selects("E3a@1e-3"));
+  EXPECT_FALSE(all.names_claims());
+  const ClaimSelection only({"E1", "E3c"}, kKnown);
+  EXPECT_TRUE(only.names_claims());
+  EXPECT_TRUE(only.runs_experiment("E1"));
+  EXPECT_TRUE(only.runs_experiment("E3"));  // through its claim E3c
+  EXPECT_FALSE(only.runs_experiment("E2"));
+  EXPECT_TRUE(only.selects("E1b"));  // a bare experiment keeps all of its verdicts
+  EXPECT_TRUE(only.selects("E3c@1e-3"));
+  EXPECT_FALSE(only.selects("E3a@1e-3"));
+  EXPECT_FALSE(only.selects("E2a.W1"));
+  EXPECT_TRUE(ClaimSelection({"E3"}, kKnown).selects("E3a@1e-3"));
+  EXPECT_FALSE(ClaimSelection({"E3"}, kKnown).names_claims());
+  EXPECT_EQ(only.claims_of("E3"), std::vector<std::string>{"E3c"});
+  EXPECT_TRUE(only.claims_of("E1").empty());
+  EXPECT_EQ(only.text(), "E1,E3c");
+  // A confirmatory --only must name registered claims: E4 selects none of these.
+  EXPECT_EQ(ClaimSelection({"E3a", "E4"}, kKnown).unmatched({"E1a", "E3a@5e-4"}), std::vector<std::string>{"E4"});
+  EXPECT_TRUE(ClaimSelection({"E1", "E3a"}, kKnown).unmatched({"E1a", "E3a@5e-4"}).empty());
 }
 
 // E3c reads Pre-LN without warmup and Post-LN with the long warmup, at every seed they run.
 TEST(XiongClaims, AClaimTrainsExactlyTheArmsItReads) {
   const Grids g = make_grids(false);
   const std::vector<TrainPoint> all = e3_points(g);
-  const std::vector<TrainPoint> some = e3_points_for_claims(g, {"E3c@1e-3"}, all, true);
+  const std::vector<TrainPoint> some = e3_points_for_claims(g, ClaimSelection({"E3c@1e-3"}, kKnown), all, true);
   ASSERT_EQ(some.size(), 2 * g.equivalence_seeds.size());
   for (const TrainPoint& p : some) {
     EXPECT_EQ(p.lr, "1e-3");
     EXPECT_TRUE((p.placement == "pre" && p.warmup == 1) || (p.placement == "post" && p.warmup == g.warmup_steps("long")))
         << p.name();
   }
-  EXPECT_EQ(e3_points_for_claims(g, {"E1", "E4"}, all, true).size(), all.size());  // no E3 claim: unchanged
-  EXPECT_TRUE(e3_points_for_claims(g, {"E3c@1e-3"}, e3_text_points(g), false).empty());
-  EXPECT_FALSE(e3_points_for_claims(g, {"E3c"}, e3_text_points(g), false).empty());  // E3c.text@...
+  EXPECT_EQ(e3_points_for_claims(g, ClaimSelection({"E1", "E4"}, kKnown), all, true).size(), all.size());  // no E3 claim: unchanged
+  EXPECT_TRUE(e3_points_for_claims(g, ClaimSelection({"E3c@1e-3"}, kKnown), e3_text_points(g), false).empty());
+  EXPECT_FALSE(e3_points_for_claims(g, ClaimSelection({"E3c"}, kKnown), e3_text_points(g), false).empty());  // E3c.text@...
 }
 
 TEST(XiongClaims, FreshVerdictsReplaceTheirRowsInOrder) {

@@ -117,5 +117,17 @@ TEST(E4Record, TheRecordOptionsAreRefusedOutOfPlace) {
   EXPECT_FALSE(fs::exists(refused)) << "a refused option writes nothing";
 }
 
+TEST(E4Record, OnlyIsParsedOnceAndATokenThatSelectsNothingIsRefused) {
+  const fs::path out = temp_dir("only");
+  SuiteOptions unknown = record_options(kE4Record, out);
+  unknown.only = {"E11"};
+  EXPECT_NE(option_error(unknown).find("unknown experiment or claim 'E11' in --only"), std::string::npos);
+  SuiteOptions unregistered = record_options(kSource / "docs" / "xiong" / "data" / "v4", out);
+  unregistered.confirmatory = true;
+  unregistered.only = {"E3a", "E4"};
+  EXPECT_NE(option_error(unregistered).find("--only E4: no registered claim matches it"), std::string::npos);
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace normlab::xiong
