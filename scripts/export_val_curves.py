@@ -85,6 +85,7 @@ def main():
     args = parser.parse_args()
     out = pathlib.Path(args.out)
     runs_out = out.with_name(out.stem + "_runs" + out.suffix)
+    out.parent.mkdir(parents=True, exist_ok=True)
     rows, summaries = exported_runs(args.tasks)
     if args.merge:
         old_rows, old_summaries = recorded_runs(out, runs_out, {(s[0], s[1]) for s in summaries})
