@@ -9,7 +9,7 @@ JOBS="${JOBS:-2}"
 # Debian packages the build, the tests and the quickstart need.
 NORMLAB_PACKAGES=(cmake ninja-build g++ pkg-config libopenblas-openmp-dev libfmt-dev libgtest-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev gnuplot-nox fortunes python3 python3-venv python3-dev
-  libopenmpi-dev openmpi-bin libdnnl-dev ocl-icd-opencl-dev)
+  libopenmpi-dev openmpi-bin libdnnl-dev ocl-icd-opencl-dev ccache)
 
 install_missing() {
   local missing=()
@@ -26,9 +26,13 @@ install_missing() {
 
 build_normlab() {
   install_missing "${NORMLAB_PACKAGES[@]}"
-  local launcher=()  # a compiler cache where the machine has one (not installed here: optional)
+  # ccache: a second build of the same sources on this machine (a clean clone elsewhere, CI after
+  # the README's check) compiles only what changed. Paths under the checkout are hashed relative to
+  # it, so two clones share the cache.
+  local launcher=()
   if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+    export CCACHE_BASEDIR="$NORMLAB_ROOT"
   fi
   cmake -S "$NORMLAB_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
