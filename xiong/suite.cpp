@@ -373,11 +373,11 @@ std::string run_xiong_suite(const SuiteOptions& options) {
   // Probes and timings run on one thread: OpenMP threads that spin while other processes (the
   // sweeps' runs, other jobs) hold the cores make small models many times slower.
   set_num_threads(1);
-  // One suite per directory: --only rewrites report.md and verdicts.json from what they hold, so a
-  // second writer could lose the first one's rows.
   const ClaimSelection only(options.only, kExperiments);  // --only, parsed once
   if (options.analyse_only && options.confirmatory)
     return run_confirmatory_suite(analysis_context(options), options, only);
+  // One suite per directory: --only rewrites report.md and verdicts.json from what they hold, so a
+  // second writer could lose the first one's rows.
   fs::create_directories(suite_out_dir(options));
   const DirectoryLock lock(suite_out_dir(options), "reproduce");
   const Context ctx = make_context(options);
