@@ -35,7 +35,8 @@ std::optional<std::filesystem::path> cache_directory() {
   return std::nullopt;
 }
 
-// Auto's choice, made once per process: the kept file's, or measured now and kept.
+// Auto's choice, made once per process: the kept file's, or measured now and kept (OpenBLAS, not
+// kept, while the machine is busy).
 const F32GemmChoice& auto_choice() {
   static const F32GemmChoice choice = [] {
     if (!onednn_f32_available()) {
@@ -49,7 +50,7 @@ const F32GemmChoice& auto_choice() {
       measured.note = "not kept: no cache directory (set NORMLAB_CACHE_DIR or HOME)";
       return measured;
     }
-    return kept_or_measured_choice(*dir / f32_choice_file_name(), measure_f32_gemm_choice);
+    return kept_or_measured_choice(*dir / f32_choice_file_name(), measure_f32_gemm_choice, busy_machine_reason);
   }();
   return choice;
 }

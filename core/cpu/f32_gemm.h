@@ -15,7 +15,11 @@
 // decision is therefore kept per machine: written once to a file in the cache directory
 // ($NORMLAB_CACHE_DIR, else $XDG_CACHE_HOME/normlab, else ~/.cache/normlab), named by the CPU and
 // the libraries, and read by every later process; two processes that measure at once both adopt
-// the first file written. NORMLAB_F32_GEMM = auto | openblas | onednn sets the kernel instead.
+// the first file written. A busy machine (1-minute load >= a quarter of its hardware threads, or
+// a probe that lost its core) measures nothing worth keeping: such a process uses OpenBLAS and
+// keeps nothing, and the first process on an idle machine decides. So the runs of one machine can
+// use OpenBLAS before that moment and the kept choice after it. NORMLAB_F32_GEMM = auto |
+// openblas | onednn sets the kernel instead.
 //
 // oneDNN computes each product in pieces fixed by its shape, each on one thread
 // (core/cpu/cpu_gemm.cpp), so its bits never depend on the thread count; OpenBLAS's pieces follow

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "core/cpu/blas_core.h"
@@ -44,33 +45,49 @@ const std::vector<ProbeProduct> kProbes[3] = {
     {{false, true, 1024, 512, 512, 1}, {false, false, 1024, 512, 512, 1}, {true, false, 512, 512, 1024, 1}}};
 constexpr const char* kClassNames[3] = {"tiny", "small", "large"};
 
+// The probe thread's wall and CPU seconds, summed over every timed batch.
+struct ProbeClock {
+  double wall = 0.0, cpu = 0.0;
+};
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 double seconds_of_batch(F32GemmKernel kernel, const ProbeProduct& p, std::vector<float>& a,
-                        std::vector<float>& b, std::vector<float>& c) {
-  const auto t0 = std::chrono::steady_clock::now();
+                        std::vector<float>& b, std::vector<float>& c, ProbeClock& clock) {
+  double wall = 0.0;
   on_one_thread([&] {
+    const double cpu0 = thread_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < p.batch; ++i) {
       SgemmPiece piece{p.trans_a, p.trans_b, p.m, p.n, p.k, p.trans_a ? p.m : p.k, p.trans_b ? p.k : p.n, p.n,
                        1.0f, 0.0f, a.data() + i * p.m * p.k, b.data() + i * p.k * p.n, c.data() + i * p.m * p.n};
       sgemm_piece_with(kernel, piece);
     }
+    wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    clock.cpu += thread_cpu_seconds() - cpu0;
   });
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  clock.wall += wall;
+  return wall;
 }
 
 // OpenBLAS time / oneDNN time over the products, each the best of kProbeTries alternated tries
 // after one untimed call of each (oneDNN builds its kernel on the first).
-double measure_speedup(const std::vector<ProbeProduct>& products) {
+double measure_speedup(const std::vector<ProbeProduct>& products, ProbeClock& clock) {
   double openblas = 0.0, onednn = 0.0;
   for (const ProbeProduct& p : products) {
     std::vector<float> a(p.batch * p.m * p.k), b(p.batch * p.k * p.n), c(p.batch * p.m * p.n);
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7919) % 97) / 97.0f - 0.5f;
     for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 104729) % 89) / 89.0f - 0.5f;
     double best_blas = 1e30, best_dnnl = 1e30;
-    seconds_of_batch(F32GemmKernel::OneDnn, p, a, b, c);
-    seconds_of_batch(F32GemmKernel::OpenBlas, p, a, b, c);
+    seconds_of_batch(F32GemmKernel::OneDnn, p, a, b, c, clock);
+    seconds_of_batch(F32GemmKernel::OpenBlas, p, a, b, c, clock);
     for (int t = 0; t < kProbeTries; ++t) {
-      best_dnnl = std::min(best_dnnl, seconds_of_batch(F32GemmKernel::OneDnn, p, a, b, c));
-      best_blas = std::min(best_blas, seconds_of_batch(F32GemmKernel::OpenBlas, p, a, b, c));
+      best_dnnl = std::min(best_dnnl, seconds_of_batch(F32GemmKernel::OneDnn, p, a, b, c, clock));
+      best_blas = std::min(best_blas, seconds_of_batch(F32GemmKernel::OpenBlas, p, a, b, c, clock));
     }
     openblas += best_blas;
     onednn += best_dnnl;
@@ -122,18 +139,36 @@ std::optional<F32GemmChoice> read_kept(const std::filesystem::path& file) {
   return choice;
 }
 
+// OpenBLAS for every class, neither measured nor kept, and why.
+F32GemmChoice unmeasured_choice(const std::string& why) {
+  F32GemmChoice choice;
+  choice.note = why + "; OpenBLAS until a process starts on an idle machine";
+  return choice;
+}
+
 }  // namespace
 
 F32GemmChoice measure_f32_gemm_choice() {
   F32GemmChoice choice;
+  ProbeClock clock;
   for (int cls = 0; cls < 3; ++cls) {
     // Two rounds, the smaller ratio kept: oneDNN is taken only where both rounds find it faster
     // (one busy moment of the machine measured a tiny class at 0.42x and a small one at 1.39x).
-    choice.speedup[cls] = std::min(measure_speedup(kProbes[cls]), measure_speedup(kProbes[cls]));
+    choice.speedup[cls] = std::min(measure_speedup(kProbes[cls], clock), measure_speedup(kProbes[cls], clock));
     choice.kernel[cls] = choice.speedup[cls] >= kF32AutoMargin ? F32GemmKernel::OneDnn : F32GemmKernel::OpenBlas;
   }
+  choice.probe_cpu_share = clock.wall > 0.0 ? clock.cpu / clock.wall : 1.0;
   choice.measured_at = utc_now();
   return choice;
+}
+
+std::string busy_machine_reason() {
+  std::ifstream in("/proc/loadavg");
+  double load = 0.0;
+  if (!(in >> load)) return "";
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  if (load < 0.25 * threads) return "";
+  return fmt::format("not measured: the machine is busy (1-minute load {:.2f} on {} hardware threads)", load, threads);
 }
 
 std::string f32_choice_file_name() {
@@ -162,12 +197,16 @@ bool parse_f32_choice(const std::string& text, F32GemmChoice& choice) {
   return true;
 }
 
-F32GemmChoice kept_or_measured_choice(const std::filesystem::path& file,
-                                      const std::function<F32GemmChoice()>& measure) {
+F32GemmChoice kept_or_measured_choice(const std::filesystem::path& file, const std::function<F32GemmChoice()>& measure,
+                                      const std::function<std::string()>& busy_reason) {
   if (std::optional<F32GemmChoice> kept = read_kept(file)) return *kept;
+  if (const std::string busy = busy_reason(); !busy.empty()) return unmeasured_choice(busy);
   std::error_code ec;
   const bool malformed = std::filesystem::exists(file, ec);  // a writer never leaves half a file
   F32GemmChoice measured = measure();
+  if (measured.probe_cpu_share < kMinProbeCpuShare)
+    return unmeasured_choice(fmt::format("not kept: the probe had its core {:.0f}% of the time (the machine was busy)",
+                                         100.0 * measured.probe_cpu_share));
   std::filesystem::create_directories(file.parent_path(), ec);
   const std::filesystem::path temp = file.string() + fmt::format(".tmp-{}", ::getpid());
   {

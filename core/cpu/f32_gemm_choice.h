@@ -17,7 +17,12 @@ struct F32GemmChoice {
   std::string measured_at;                          // UTC, ISO 8601
   std::string file;                                 // where it is kept ("" when not kept)
   std::string note;                                 // why it was not measured or not kept
+  // The probe thread's CPU time over its wall time: below kMinProbeCpuShare other work held its
+  // core, and the timings are not kept (not written to the file).
+  double probe_cpu_share = 1.0;
 };
+
+inline constexpr double kMinProbeCpuShare = 0.9;
 
 // The probe: both kernels on one thread, on each class's products (Large: one Linear layer's
 // forward and backward at 1024 rows, 512 in, 512 out; Small: attention's products at 256
@@ -31,12 +36,21 @@ F32GemmChoice measure_f32_gemm_choice();
 // flags, OpenBLAS's core and this probe's version).
 std::string f32_choice_file_name();
 
-// The choice kept in `file` when it holds a well-formed one; else measure(), written to `file`
-// (through a temporary file linked into place, so a reader never sees half a file). When another
+// Why the machine is too busy to measure on ("" when it is not): its 1-minute load average is at
+// least a quarter of its hardware threads (other processes would share the probe's core, cache and
+// memory bandwidth, as a build did when a busy probe kept OpenBLAS for products oneDNN runs 2.2x
+// faster).
+std::string busy_machine_reason();
+
+// The choice kept in `file` when it holds a well-formed one. Else, on a busy machine
+// (busy_reason() not ""), OpenBLAS for every class, neither measured nor kept, with a note; a
+// later process on an idle machine measures. Else measure(), written to `file` (through a
+// temporary file linked into place, so a reader never sees half a file) unless the probe lost its
+// core (probe_cpu_share < kMinProbeCpuShare: then OpenBLAS, not kept, as when busy). When another
 // process wrote `file` in the meantime, its choice is adopted, so all processes agree. A file
 // that cannot be written leaves the measured choice, with a note saying why.
-F32GemmChoice kept_or_measured_choice(const std::filesystem::path& file,
-                                      const std::function<F32GemmChoice()>& measure);
+F32GemmChoice kept_or_measured_choice(const std::filesystem::path& file, const std::function<F32GemmChoice()>& measure,
+                                      const std::function<std::string()>& busy_reason);
 
 // The file's text and back; parse returns false for anything malformed.
 std::string format_f32_choice(const F32GemmChoice& choice);

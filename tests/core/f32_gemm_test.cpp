@@ -1,10 +1,15 @@
 // The float32 kernel choice (core/cpu/f32_gemm.h): each kernel against a float64 reference, through
 // the backend's spreads and oneDNN's pieces; oneDNN's bits at 1 and 2 threads; the kept file.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "core/backend.h"
 #include "core/cpu/f32_gemm.h"
@@ -171,17 +176,77 @@ class KeptChoice : public ::testing::Test {
     return c;
   }
 
+  static std::string idle() { return ""; }
   std::filesystem::path dir_, file_;
 };
+
+TEST_F(KeptChoice, ABusyMachineMeasuresNothingAndKeepsNothing) {
+  int measured = 0;
+  const auto measure = [&] { return ++measured, choice_with_large(1.5); };
+  const F32GemmChoice busy = kept_or_measured_choice(file_, measure, [] { return std::string("the machine is busy"); });
+  EXPECT_EQ(measured, 0);
+  EXPECT_FALSE(std::filesystem::exists(file_));
+  for (const F32GemmKernel k : busy.kernel) EXPECT_EQ(k, F32GemmKernel::OpenBlas);
+  EXPECT_NE(describe_f32_choice(busy).find("the machine is busy"), std::string::npos) << describe_f32_choice(busy);
+  // A probe that lost its core is not kept either; the next idle process measures and keeps.
+  const F32GemmChoice preempted = kept_or_measured_choice(file_, [&] {
+    F32GemmChoice c = measure();
+    c.probe_cpu_share = 0.6;
+    return c;
+  }, idle);
+  EXPECT_EQ(measured, 1);
+  EXPECT_FALSE(std::filesystem::exists(file_));
+  EXPECT_EQ(preempted.kernel[2], F32GemmKernel::OpenBlas);
+  EXPECT_NE(preempted.note.find("the probe had its core 60% of the time"), std::string::npos) << preempted.note;
+  EXPECT_EQ(kept_or_measured_choice(file_, measure, idle).kernel[2], F32GemmKernel::OneDnn);
+  EXPECT_TRUE(std::filesystem::exists(file_));
+  EXPECT_EQ(kept_or_measured_choice(file_, measure, [] { return std::string("busy"); }).kernel[2],
+            F32GemmKernel::OneDnn) << "a kept choice is read whatever the load";
+}
+
+// The process held to one CPU with a thread spinning beside the probe: the probe's thread gets
+// about half of that CPU, and its CPU share says so (not the process's, which counts the spinner).
+TEST(F32GemmProbe, MeasuresItsOwnShareOfTheCore) {
+  if (!onednn_f32_available()) GTEST_SKIP() << "built without oneDNN";
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);  // threads started from here on inherit it
+  std::atomic<bool> started{false}, stop{false};
+  double spinner_share = 0.0;  // the spinner's CPU time over its wall time
+  std::thread spinner([&] {
+    timespec cpu0{}, cpu1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+    const auto t0 = std::chrono::steady_clock::now();
+    started = true;
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    spinner_share = ((cpu1.tv_sec - cpu0.tv_sec) + 1e-9 * static_cast<double>(cpu1.tv_nsec - cpu0.tv_nsec)) / wall;
+  });
+  while (!started) std::this_thread::yield();
+  const F32GemmChoice loaded = measure_f32_gemm_choice();
+  stop = true;
+  spinner.join();
+  sched_setaffinity(0, sizeof all, &all);
+  // The probe's thread and the spinner share the CPU about evenly: the probe's share is its own,
+  // not the whole process's (which would be about twice the spinner's).
+  EXPECT_LT(loaded.probe_cpu_share, 1.6 * spinner_share)
+      << "probe " << loaded.probe_cpu_share << ", spinner " << spinner_share;
+  EXPECT_LT(loaded.probe_cpu_share, kMinProbeCpuShare);
+  EXPECT_GT(loaded.probe_cpu_share, 0.0);
+}
 
 TEST_F(KeptChoice, MeasuredOnceThenReadFromTheFile) {
   int measured = 0;
   const auto measure = [&] { return ++measured, choice_with_large(1.2); };
-  const F32GemmChoice first = kept_or_measured_choice(file_, measure);
+  const F32GemmChoice first = kept_or_measured_choice(file_, measure, idle);
   EXPECT_EQ(measured, 1);
   EXPECT_EQ(first.kernel[2], F32GemmKernel::OneDnn);
   EXPECT_EQ(first.file, file_.string());
-  const F32GemmChoice second = kept_or_measured_choice(file_, measure);
+  const F32GemmChoice second = kept_or_measured_choice(file_, measure, idle);
   EXPECT_EQ(measured, 1) << "the kept file must be read, not measured again";
   EXPECT_EQ(second.kernel[2], F32GemmKernel::OneDnn);
   EXPECT_DOUBLE_EQ(second.speedup[2], 1.2);
@@ -196,7 +261,7 @@ TEST_F(KeptChoice, AProcessThatMeasuredSecondAdoptsTheFirstOnesFile) {
     std::ofstream(file_) << format_f32_choice(choice_with_large(0.8));  // the other process, first
     return choice_with_large(1.3);
   };
-  const F32GemmChoice c = kept_or_measured_choice(file_, measure);
+  const F32GemmChoice c = kept_or_measured_choice(file_, measure, idle);
   EXPECT_EQ(c.kernel[2], F32GemmKernel::OpenBlas);
   EXPECT_DOUBLE_EQ(c.speedup[2], 0.8);
 }
@@ -204,7 +269,7 @@ TEST_F(KeptChoice, AProcessThatMeasuredSecondAdoptsTheFirstOnesFile) {
 TEST_F(KeptChoice, AMalformedFileIsReplacedByTheMeasuredChoice) {
   std::filesystem::create_directories(file_.parent_path());
   std::ofstream(file_) << "large onednn\n";  // cut short
-  const F32GemmChoice c = kept_or_measured_choice(file_, [] { return choice_with_large(1.5); });
+  const F32GemmChoice c = kept_or_measured_choice(file_, [] { return choice_with_large(1.5); }, idle);
   EXPECT_EQ(c.kernel[2], F32GemmKernel::OneDnn);
   EXPECT_EQ(c.file, file_.string()) << c.note;
   F32GemmChoice reread;
@@ -216,7 +281,7 @@ TEST_F(KeptChoice, AMalformedFileIsReplacedByTheMeasuredChoice) {
 TEST_F(KeptChoice, AnUnwritableDirectoryLeavesTheMeasuredChoiceWithANote) {
   std::filesystem::create_directories(dir_);
   std::ofstream(dir_ / "sub") << "a file where the directory should be";
-  const F32GemmChoice c = kept_or_measured_choice(file_, [] { return choice_with_large(1.5); });
+  const F32GemmChoice c = kept_or_measured_choice(file_, [] { return choice_with_large(1.5); }, idle);
   EXPECT_EQ(c.kernel[2], F32GemmKernel::OneDnn);
   EXPECT_TRUE(c.file.empty());
   EXPECT_NE(c.note.find("not kept"), std::string::npos) << c.note;
