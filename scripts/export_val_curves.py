@@ -18,6 +18,7 @@ library only.
 import argparse
 import csv
 import json
+import os
 import pathlib
 import sys
 
@@ -77,6 +78,18 @@ def recorded_runs(curves_path, runs_path, keep_out):
     return read(curves_path, 5), read(runs_path, len(RUN_COLUMNS))
 
 
+def write_atomically(path, header, rows):
+    """Writes the CSV beside PATH, then renames it over PATH: a kill mid-write leaves the old file."""
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, path)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
@@ -92,14 +105,8 @@ def main():
         rows, summaries = rows + old_rows, summaries + old_summaries
     rows.sort(key=lambda r: (r[0], r[1], float(r[2])))
     summaries.sort(key=lambda r: (r[0], r[1]))
-    with open(out, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["task", "run", "step", "lr", "val_loss"])
-        writer.writerows(rows)
-    with open(runs_out, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(RUN_COLUMNS)
-        writer.writerows(summaries)
+    write_atomically(out, ["task", "run", "step", "lr", "val_loss"], rows)
+    write_atomically(runs_out, RUN_COLUMNS, summaries)
     print(f"{args.out}: {len(rows)} rows; {runs_out}: {len(summaries)} runs")
 
 

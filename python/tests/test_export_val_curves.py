@@ -71,3 +71,22 @@ def test_a_malformed_line_is_named(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode != 0
     assert "r/metrics.jsonl:2" in done.stderr
+
+
+def test_a_write_cut_off_midway_leaves_the_old_record(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("export_val_curves", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    record = tmp_path / "curves.csv"
+    module.write_atomically(record, ["task", "run"], [("copy", "a"), ("copy", "b")])
+
+    def rows_then_a_kill():
+        yield ("copy", "c")
+        raise KeyboardInterrupt  # the process stopped in the middle of the file
+
+    try:
+        module.write_atomically(record, ["task", "run"], rows_then_a_kill())
+    except KeyboardInterrupt:
+        pass
+    assert list(csv.reader(record.open())) == [["task", "run"], ["copy", "a"], ["copy", "b"]]
