@@ -50,17 +50,11 @@ struct ProbeClock {
   double wall = 0.0, cpu = 0.0;
 };
 
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
 double seconds_of_batch(F32GemmKernel kernel, const ProbeProduct& p, std::vector<float>& a,
                         std::vector<float>& b, std::vector<float>& c, ProbeClock& clock) {
   double wall = 0.0;
   on_one_thread([&] {
-    const double cpu0 = thread_cpu_seconds();
+    const double cpu0 = probe_thread_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < p.batch; ++i) {
       SgemmPiece piece{p.trans_a, p.trans_b, p.m, p.n, p.k, p.trans_a ? p.m : p.k, p.trans_b ? p.k : p.n, p.n,
@@ -68,7 +62,7 @@ double seconds_of_batch(F32GemmKernel kernel, const ProbeProduct& p, std::vector
       sgemm_piece_with(kernel, piece);
     }
     wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    clock.cpu += thread_cpu_seconds() - cpu0;
+    clock.cpu += probe_thread_cpu_seconds() - cpu0;
   });
   clock.wall += wall;
   return wall;
@@ -147,6 +141,12 @@ F32GemmChoice unmeasured_choice(const std::string& why) {
 }
 
 }  // namespace
+
+double probe_thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 F32GemmChoice measure_f32_gemm_choice() {
   F32GemmChoice choice;

@@ -32,6 +32,10 @@ inline constexpr double kMinProbeCpuShare = 0.9;
 // rounds' ratios is >= kF32AutoMargin. About 0.6 s, once per machine.
 F32GemmChoice measure_f32_gemm_choice();
 
+// The probe's clock: the CPU seconds of the calling thread alone (another thread's work is not
+// counted, so a neighbour spinning on the same core shows as a share below 1).
+double probe_thread_cpu_seconds();
+
 // "f32-gemm-<16 hex digits>.txt": a hash of what the choice depends on (the CPU's model name and
 // flags, OpenBLAS's core and this probe's version).
 std::string f32_choice_file_name();
