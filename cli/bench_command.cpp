@@ -36,6 +36,7 @@
 #include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "core/backend.h"
+#include "core/denormals.h"
 #include "core/cpu/blas_core.h"
 #include "core/cpu/f32_gemm.h"
 #include "core/cpu/half_gemm.h"
@@ -176,6 +177,7 @@ void run_bench_train(const BenchOptions& opt) {
   if (opt.warmup < 0) usage_error("bench", "--warmup must be >= 0, got {}", opt.warmup);
   RunConfig config = load_config(opt.config_path, opt.overrides);
   set_num_threads(opt.threads > 0 ? opt.threads : config.train.threads);
+  set_flush_denormals(config.train.flush_denormals);
   std::unique_ptr<Dataset> dataset;
   SafetensorsFile dump;
   const bool random = opt.random_data || config.data.source == "random";

@@ -46,6 +46,7 @@ struct TrainConfig {
   int64_t loss_scale_growth_interval = 2000; // fp16: clean steps before the scale doubles
   bool detect_anomaly = false;     // name the first op whose output or gradient holds inf/NaN
                                    // (autograd/anomaly.h); the step then diverged
+  bool flush_denormals = false;    // subnormal floats read and written as 0 (core/denormals.h)
 };
 
 struct LogConfig {

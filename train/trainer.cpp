@@ -12,6 +12,7 @@
 #include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "core/backend.h"
+#include "core/denormals.h"
 #include "core/ops.h"
 #include "io/atomic_file.h"
 #include "train/checkpoint.h"
@@ -121,6 +122,7 @@ void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOpti
   RunConfig& c = s.c;
   if (!options.resume_dir.empty()) s.files.extending = extend_run_config(c, options.resume_dir, options, s.quiet);
   set_num_threads(c.train.threads);
+  set_flush_denormals(c.train.flush_denormals);
   check_batch_divides(c.train.batch_size, s.comm);
   NL_CHECK(s.comm.size() == 1 || !c.train.detect_anomaly, "train",
            "train.detect_anomaly runs in one process (an anomaly on one rank cannot stop the others cleanly)");
