@@ -73,7 +73,7 @@ Section run_e10(const Context& ctx, const TrainingResults& translate, const Trai
   const int64_t layers = g.e2_depths.front();  // the paper's 6 + 6 in the full grid
   RunConfig key_config;
   key_config.model = probe_model(ctx);
-  const nlohmann::json key = {{"model", config_to_toml(key_config)}, {"layers", layers}, {"seeds", g.e2_seeds},
+  const nlohmann::json key = {{"model", config_fingerprint_text(key_config)}, {"layers", layers}, {"seeds", g.e2_seeds},
                               {"batch", g.e2_probe.batch}, {"context", g.e2_probe.context},
                               {"batches", g.e2_probe.batches}, {"version", 1}};
   const nlohmann::json data = cached(ctx, "e10_profile", key, [&] { return measure(ctx, layers); });

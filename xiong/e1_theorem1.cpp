@@ -55,7 +55,7 @@ nlohmann::json theorem1_probe(const Context& ctx, const std::string& norm_type) 
   key_config.model = base;
   // version 2: the final LayerNorm's two factors (final_ln_*), and the theory setting's input
   // rescaling that accounts for a fixed sinusoidal table.
-  const nlohmann::json key = {{"model", config_to_toml(key_config)}, {"depths", g.e1_depths},
+  const nlohmann::json key = {{"model", config_fingerprint_text(key_config)}, {"depths", g.e1_depths},
                               {"seeds", g.e1_seeds}, {"batch", g.e1_probe.batch},
                               {"context", g.e1_probe.context}, {"batches", g.e1_probe.batches}, {"version", 2}};
   return cached(ctx, "e1_" + norm_type, key, [&] {

@@ -131,7 +131,7 @@ Section run_e2(const Context& ctx) {
   const Grids& g = ctx.grids;
   RunConfig key_config;
   key_config.model = probe_model(ctx);
-  const nlohmann::json key = {{"model", config_to_toml(key_config)}, {"depths", g.e2_depths},
+  const nlohmann::json key = {{"model", config_fingerprint_text(key_config)}, {"depths", g.e2_depths},
                               {"seeds", g.e2_seeds}, {"batch", g.e2_probe.batch},
                               {"context", g.e2_probe.context}, {"batches", g.e2_probe.batches}, {"version", 3}};
   const nlohmann::json data = cached(ctx, "e2_profile", key, [&] { return measure(ctx); });

@@ -78,7 +78,7 @@ Section amplification(const Context& ctx, Section s) {
   const Grids& g = ctx.grids;
   const RunConfig run = load_config(ctx.config_path(g.amp_config));
   const ModelConfig& base = run.model;
-  const nlohmann::json key = {{"config", config_to_toml(run)}, {"depths", g.amp_depths},
+  const nlohmann::json key = {{"config", config_fingerprint_text(run)}, {"depths", g.amp_depths},
                               {"seeds", g.amp_seeds}, {"lr", g.amp_lr}, {"batch", g.amp_probe.batch},
                               {"context", g.amp_probe.context}, {"version", 3}};
   const nlohmann::json data = cached(ctx, "e5_amplification", key, [&] { return measure_amplification(ctx, run); });

@@ -109,7 +109,7 @@ nlohmann::json measure_init_probes(const Context& ctx, const Registration& reg) 
   RunConfig key_config;
   key_config.model = base;
   key_config.model.seed = 0;
-  const nlohmann::json key = {{"model", config_to_toml(key_config)}, {"seeds", seeds},
+  const nlohmann::json key = {{"model", config_fingerprint_text(key_config)}, {"seeds", seeds},
                               {"depths", g.e1_depths}, {"e1_probe", {g.e1_probe.batch, g.e1_probe.context, g.e1_probe.batches}},
                               {"e2_probe", {g.e2_probe.batch, g.e2_probe.context, g.e2_probe.batches}}, {"version", 1}};
   return cached(ctx, "v4_init_probes", key, [&] {

@@ -57,7 +57,9 @@ std::string md_table(const std::vector<std::string>& header, const std::vector<s
 std::string figure(const Context& ctx, const Chart& chart, const std::string& stem);
 
 // The JSON stored in out_dir/cache/<name>.json if its "key" equals `key`; otherwise runs
-// compute(), stores {"key": key, "value": result} atomically and returns the result.
+// compute(), stores {"key": key, "value": result} atomically and returns the result. Keys hold a
+// config as config_fingerprint_text (what it computes), so that a config key added later with an
+// "off" default keeps stored values valid (docs/xiong/data/v4/init_probes.json among them).
 nlohmann::json cached(const Context& ctx, const std::string& name, const nlohmann::json& key,
                       const std::function<nlohmann::json()>& compute);
 

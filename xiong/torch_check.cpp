@@ -115,7 +115,7 @@ Section run_torch_check(const Context& ctx) {
   }
   RunConfig key_config;
   key_config.model = probe_model(ctx);
-  const nlohmann::json key = {{"model", config_to_toml(key_config)}, {"e1", ctx.grids.e1_depths},
+  const nlohmann::json key = {{"model", config_fingerprint_text(key_config)}, {"e1", ctx.grids.e1_depths},
                               {"e2", ctx.grids.e2_depths}, {"seeds", ctx.grids.torch_seeds}, {"version", 1}};
   const nlohmann::json data = cached(ctx, "torch_check", key, [&] { return compute(ctx, script); });
   if (data.contains("error")) {

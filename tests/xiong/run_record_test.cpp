@@ -87,6 +87,11 @@ TEST(RunRecord, TheCommittedReportIsTheRegisteredAnalysisOfTheCommittedRecord) {
   EXPECT_EQ(from_run_table(md), from_run_table(committed))
       << "regenerate it: normlab reproduce xiong --confirmatory --analyse-only --record docs/xiong/data/v4";
   EXPECT_NE(md.find("| order-3 Markov model |"), std::string::npos);
+  // The committed probes were read, not measured again: a cache whose key no longer matches the
+  // code's (a config key added to the key's text) is measured anew and rewritten, on this CPU.
+  EXPECT_EQ(read_whole_file(ctx.out_dir / "cache" / "v4_init_probes.json", "test"),
+            read_whole_file(record / kRecordInitProbes, "test"))
+      << "the init probes' cache key changed: the committed probes were not used";
   fs::remove_all(ctx.out_dir);
 }
 
