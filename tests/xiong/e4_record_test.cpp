@@ -92,6 +92,24 @@ TEST(E4Record, ASuiteTrainsOnlyTheRunsTheRecordLacksOrHoldsFromAnotherConfig) {
   fs::remove_all(out);
 }
 
+// Everything of an E4 report from its verdict table on: the header's date and paths differ.
+std::string from_verdicts(const std::string& report) {
+  const size_t at = report.find("## Verdicts");
+  return at == std::string::npos ? "" : report.substr(at);
+}
+
+TEST(E4Record, TheCommittedReportIsTheAnalysisOfTheCommittedRecord) {
+  const fs::path out = temp_dir("committed");
+  const std::string md = read_whole_file(run_xiong_suite(record_options(kE4Record, out)), "test");
+  const std::string committed = read_whole_file(kSource / "docs" / "xiong" / "e4-v4" / "report.md", "test");
+  EXPECT_FALSE(from_verdicts(md).empty());
+  EXPECT_EQ(from_verdicts(md), from_verdicts(committed))
+      << "regenerate it: normlab reproduce xiong --only E4 --analyse-only --record docs/xiong/data/v4-e4 "
+         "--out docs/xiong/e4-v4";
+  EXPECT_EQ(md.find("(0/0)"), std::string::npos) << "every cell of the grid has its runs in the record";
+  fs::remove_all(out);
+}
+
 std::string option_error(SuiteOptions o) {
   try {
     run_xiong_suite(o);
