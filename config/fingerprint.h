@@ -8,13 +8,9 @@
 
 #include <fmt/format.h>
 
-namespace normlab {
+#include "core/digest.h"  // fnv1a_64
 
-inline uint64_t fnv1a_64(std::string_view text) {
-  uint64_t hash = 1469598103934665603ull;
-  for (const char ch : text) hash = (hash ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-  return hash;
-}
+namespace normlab {
 
 inline std::string hex_fingerprint(std::string_view text) { return fmt::format("{:016x}", fnv1a_64(text)); }
 

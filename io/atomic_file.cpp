@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -23,10 +22,6 @@ constexpr size_t kBufferBytes = size_t(1) << 20;
 constexpr const char* kTempInfix = ".tmp.";
 constexpr size_t kTempSuffixLength = 6;  // mkstemp's XXXXXX
 
-uint32_t crc32_update(uint32_t crc, const void* data, size_t bytes) {
-  return static_cast<uint32_t>(::crc32_z(crc, static_cast<const Bytef*>(data), bytes));
-}
-
 bool is_temporary_name(const std::string& name) {
   const size_t infix = name.rfind(kTempInfix);
   return infix != std::string::npos && infix > 0 &&
@@ -34,10 +29,6 @@ bool is_temporary_name(const std::string& name) {
 }
 
 }  // namespace
-
-FileDigest digest_of(const std::string& bytes) {
-  return {bytes.size(), crc32_update(0, bytes.data(), bytes.size())};
-}
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   std::string pattern = path_ + kTempInfix + "XXXXXX";

@@ -8,15 +8,10 @@
 #include <cstdint>
 #include <string>
 
+#include "core/digest.h"  // FileDigest: what commit() wrote
+
 namespace normlab {
 
-// What was written: the byte count and the CRC-32 (zlib's, the polynomial of gzip and PNG) of the
-// bytes, for manifests that let a reader detect a damaged file.
-struct FileDigest {
-  uint64_t bytes = 0;
-  uint32_t crc32 = 0;
-};
-FileDigest digest_of(const std::string& bytes);
 
 class AtomicFile {
  public:

@@ -9,7 +9,8 @@ JOBS="${JOBS:-2}"
 # Debian packages the build, the tests and the quickstart need.
 NORMLAB_PACKAGES=(cmake ninja-build g++ pkg-config libopenblas-openmp-dev libfmt-dev libgtest-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev gnuplot-nox fortunes python3 python3-venv python3-dev
-  libopenmpi-dev openmpi-bin libdnnl-dev ocl-icd-opencl-dev ccache)
+  libopenmpi-dev openmpi-bin libdnnl-dev ocl-icd-opencl-dev ccache libsentencepiece-dev
+  libsword-dev sword-text-sparv sword-text-web sword-text-kjv libutf8proc-dev)
 
 install_missing() {
   local missing=()
