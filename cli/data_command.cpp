@@ -4,7 +4,7 @@
 // source, the World English Bible as the training target, the King James Version as a second
 // reference for validation and test. The manifest is removed first and written last, so a
 // corpus whose build was cut off has none and is refused by every reader.
-#include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 
@@ -25,9 +25,10 @@ void build_bible_corpus(const BibleOptions& options) {
   AlignmentCounts counts;
   const std::vector<AlignedVerse> aligned = align_verses(texts.source, texts.target, texts.second, counts);
   const SplitRule rule;
-  const CorpusSplits splits = split_corpus(aligned, rule);
+  const std::vector<std::string> shifted = shifted_chapters(aligned, rule.shift_margin);
+  const CorpusSplits splits = split_corpus(without_chapters(aligned, shifted), rule);
   const std::map<std::string, std::string> files = corpus_files(splits);
-  const std::string manifest = corpus_manifest(splits, rule, counts, texts.modules, files);
+  const std::string manifest = corpus_manifest(splits, rule, counts, shifted, texts.modules, files);
 
   const std::filesystem::path dir(options.out);
   std::filesystem::create_directories(dir);
@@ -39,6 +40,8 @@ void build_bible_corpus(const BibleOptions& options) {
     fmt::print("{:<17} {} {} ({}, {} versification)\n", m.role, m.name, m.version, m.package, m.versification);
   fmt::print("{} source verses: {} aligned, {} without a target verse, {} without a second reference, {} empty\n",
              counts.source_verses, counts.aligned, counts.missing_target, counts.missing_second, counts.empty);
+  fmt::print("{} chapters numbered one verse off their targets dropped ({})\n", shifted.size(),
+             fmt::join(shifted, ", "));
   fmt::print("train {}, valid {}, test {} verses; {} near-duplicates left validation and test\n", splits.train.size(),
              splits.valid.size(), splits.test.size(), splits.near_duplicates.size());
   fmt::print("wrote {}\n", dir.string());

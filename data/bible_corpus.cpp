@@ -1,6 +1,7 @@
 #include "data/bible_corpus.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -81,6 +82,58 @@ std::vector<int64_t> near_duplicate_partners(const std::vector<AlignedVerse>& ve
 }  // namespace
 
 std::string book_of(const std::string& ref) { return ref.substr(0, ref.find('.')); }
+
+namespace {
+
+// "Num.13" and 1 of "Num.13.1".
+std::pair<std::string, int64_t> chapter_and_verse(const std::string& ref) {
+  const size_t dot = ref.rfind('.');
+  return {ref.substr(0, dot), std::stoll(ref.substr(dot + 1))};
+}
+
+// Mean |ln(|source_v| / (ratio |target_{v+shift}|))| over the chapter's verses that have a v + shift.
+double shift_cost(const std::map<int64_t, const AlignedVerse*>& chapter, int64_t shift, double ratio) {
+  double total = 0.0;
+  int64_t n = 0;
+  for (const auto& [verse, aligned] : chapter) {
+    const auto other = chapter.find(verse + shift);
+    if (other == chapter.end()) continue;
+    total += std::abs(std::log(static_cast<double>(aligned->source.size()) /
+                               (ratio * static_cast<double>(other->second->target.size()))));
+    ++n;
+  }
+  return n > 0 ? total / static_cast<double>(n) : INFINITY;
+}
+
+}  // namespace
+
+std::vector<std::string> shifted_chapters(const std::vector<AlignedVerse>& verses, double shift_margin) {
+  double source_chars = 0.0, target_chars = 0.0;
+  std::map<std::string, std::map<int64_t, const AlignedVerse*>> chapters;
+  for (const AlignedVerse& v : verses) {
+    source_chars += static_cast<double>(v.source.size());
+    target_chars += static_cast<double>(v.target.size());
+    const auto [chapter, verse] = chapter_and_verse(v.ref);
+    chapters[chapter][verse] = &v;
+  }
+  const double ratio = source_chars / std::max(target_chars, 1.0);
+  std::vector<std::string> shifted;
+  for (const auto& [name, chapter] : chapters) {
+    const double aligned = shift_cost(chapter, 0, ratio);
+    if (std::min(shift_cost(chapter, 1, ratio), shift_cost(chapter, -1, ratio)) < shift_margin * aligned)
+      shifted.push_back(name);
+  }
+  return shifted;
+}
+
+std::vector<AlignedVerse> without_chapters(const std::vector<AlignedVerse>& verses,
+                                           const std::vector<std::string>& chapters) {
+  const std::set<std::string> dropped(chapters.begin(), chapters.end());
+  std::vector<AlignedVerse> kept;
+  for (const AlignedVerse& v : verses)
+    if (!dropped.count(chapter_and_verse(v.ref).first)) kept.push_back(v);
+  return kept;
+}
 
 std::vector<AlignedVerse> align_verses(const std::vector<VerseText>& source, const std::vector<VerseText>& target,
                                        const std::vector<VerseText>& second, AlignmentCounts& counts) {

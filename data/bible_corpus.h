@@ -48,10 +48,24 @@ std::vector<AlignedVerse> align_verses(const std::vector<VerseText>& source, con
 // "Gen" of "Gen.1.1".
 std::string book_of(const std::string& ref);
 
+// Chapters whose source is numbered one verse off its targets. Reina-Valera's module keeps the
+// Spanish numbering in a few chapters (Numbers 13: its verse 1 is the KJV's 12:16) although it
+// declares the KJV versification, so that verse n there translates the target's n + 1 or n - 1.
+// The measure: with r = (source characters) / (target characters) over the whole corpus, a
+// chapter's cost under a shift k is the mean over its verses v of |ln(|source_v| / (r |target_{v+k}|))|;
+// a chapter is shifted when cost(k) < shift_margin * cost(0) for k = +1 or -1 (0.6: the shift
+// explains the lengths almost twice as well). Returns "Num.13" etc.; align_verses' output minus
+// these chapters is what split_corpus gets.
+std::vector<std::string> shifted_chapters(const std::vector<AlignedVerse>& verses, double shift_margin);
+// `verses` without those of `chapters`.
+std::vector<AlignedVerse> without_chapters(const std::vector<AlignedVerse>& verses,
+                                           const std::vector<std::string>& chapters);
+
 struct SplitRule {
   std::vector<std::string> test_books = {"Ruth", "Esth", "Jonah", "Mic", "Phil", "Jas", "1Pet"};
   int64_t valid_per_10000 = 300;
   double near_duplicate_share = 0.5;
+  double shift_margin = 0.6;  // shifted_chapters()
 };
 
 struct CorpusSplits {

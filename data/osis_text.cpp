@@ -20,6 +20,7 @@ struct Tag {
   bool end = false;   // </name>
   bool empty = false; // <name ... />
   bool canonical = false;
+  bool ends_book = false;  // <div type="book" eID=".."/>: what follows is back matter (the WEB's glossary)
   size_t after = 0;   // index just past '>'
 };
 
@@ -41,6 +42,8 @@ Tag read_tag(std::string_view raw, size_t at, const std::string& where) {
   const size_t name_end = body.find_first_of(" \t\n\r");
   tag.name = std::string(body.substr(0, name_end));
   tag.canonical = body.find("canonical=\"true\"") != std::string_view::npos;
+  tag.ends_book = tag.name == "div" && body.find("type=\"book\"") != std::string_view::npos &&
+                  body.find("eID=") != std::string_view::npos;
   return tag;
 }
 
@@ -105,6 +108,7 @@ std::string osis_to_plain(std::string_view raw, const std::string& where) {
       continue;
     }
     const Tag tag = read_tag(raw, at, where);
+    if (tag.ends_book) break;
     const bool dropped = !tag.end && (tag.name == "note" || (tag.name == "title" && !tag.canonical));
     if (dropped) {
       after_dropped_word = after_dropped_word || (!out.empty() && is_word_byte(out.back()));

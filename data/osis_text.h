@@ -4,6 +4,8 @@
 //     note stood between two letters or digits ("God<note>..</note>created") one space stays;
 //   * <title> kept only when canonical="true" (a psalm's superscription, which the Spanish text
 //     carries as part of verse 1), other titles (section headings) dropped with their text;
+//   * the end of a book (<div type="book" eID=".."/>) ends the verse: what a module appends there
+//     (the WEB's glossary after Revelation 22:21) is no part of it;
 //   * every other element (<w lemma="strong:H7225">, <transChange>, <divineName>, <q>, <l>, <lg>,
 //     milestones) dropped, its text kept: Strong's numbers live only in attributes, so they go too;
 //     line-like elements (<l>, <lg>, <lb>, <p>, <div>, <milestone>) leave a space;

@@ -66,7 +66,7 @@ std::vector<CorpusPair> parse_split(const std::string& name, const std::string& 
 }  // namespace
 
 std::string corpus_manifest(const CorpusSplits& splits, const SplitRule& rule, const AlignmentCounts& counts,
-                            const std::vector<SwordModuleInfo>& modules,
+                            const std::vector<std::string>& shifted, const std::vector<SwordModuleInfo>& modules,
                             const std::map<std::string, std::string>& files) {
   Json manifest;
   manifest["format"] = kTranslationCorpusFormat;
@@ -77,15 +77,18 @@ std::string corpus_manifest(const CorpusSplits& splits, const SplitRule& rule, c
   manifest["rule"] = {{"test_books", rule.test_books},
                       {"valid_per_10000", rule.valid_per_10000},
                       {"near_duplicate_share", rule.near_duplicate_share},
+                      {"shift_margin", rule.shift_margin},
                       {"text", "test: the listed books; validation: fnv1a_64(ref) % 10000 < valid_per_10000 of the "
                                "rest; a test or validation verse whose target shares more than "
                                "near_duplicate_share of its distinct word 4-grams with one verse of another split "
-                               "is dropped"}};
+                               "is dropped; chapters whose source is numbered one verse off (shift_margin) are dropped "
+                               "before the split"}};
   manifest["alignment"] = {{"source_verses", counts.source_verses}, {"aligned", counts.aligned},
                            {"missing_target", counts.missing_target}, {"missing_second", counts.missing_second},
                            {"empty", counts.empty}};
   manifest["splits"] = {{"train", split_counts(splits.train)}, {"valid", split_counts(splits.valid)},
                         {"test", split_counts(splits.test)}};
+  manifest["shifted_chapters"] = shifted;
   manifest["near_duplicates"] = splits.near_duplicates;
   for (const auto& [name, bytes] : files) {
     const FileDigest digest = digest_of(bytes);

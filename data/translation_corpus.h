@@ -8,6 +8,7 @@
 //      versification, language}], "rule": {test_books, valid_per_10000, near_duplicate_share,
 //      text}, "alignment": {source_verses, aligned, missing_target, missing_second, empty},
 //      "splits": {"train": {"verses": N, "books": {"Gen": N, ...}}, "valid": ..., "test": ...},
+//      "shifted_chapters": ["Num.13", ...] (dropped whole, data/bible_corpus.h),
 //      "near_duplicates": ["1Chr.10.1 ~ 1Sam.31.1", ...],
 //      "files": {"train.tsv": {"bytes": N, "crc32": "89abcdef"}, ...}}
 // The reader checks every file against the manifest (bytes and CRC-32), so a damaged or edited
@@ -26,7 +27,7 @@ inline constexpr const char* kTranslationCorpusFormat = "normlab-translation-cor
 
 // manifest.json's text for the corpus `files` (corpus_files()), computed over their bytes.
 std::string corpus_manifest(const CorpusSplits& splits, const SplitRule& rule, const AlignmentCounts& counts,
-                            const std::vector<SwordModuleInfo>& modules,
+                            const std::vector<std::string>& shifted, const std::vector<SwordModuleInfo>& modules,
                             const std::map<std::string, std::string>& files);
 
 struct CorpusPair {

@@ -98,6 +98,27 @@ TEST(BibleCorpus, AVerseNearlyRepeatedWithinItsOwnSplitStays) {
   EXPECT_EQ(split_corpus(verses, rule).test.size(), 2u);
 }
 
+// A chapter whose source verse v translates target verse v + 1 (the lengths say so) is shifted; an
+// aligned one, and one whose lengths vary without a pattern, are not.
+TEST(BibleCorpus, ShiftedChaptersAreFoundByTheirLengths) {
+  const std::vector<int> lengths = {10, 40, 15, 60, 20, 35, 80, 12, 50, 25};
+  std::vector<AlignedVerse> verses;
+  for (size_t v = 0; v < lengths.size(); ++v) {
+    const std::string n = std::to_string(v + 1);
+    // Num.13: source v = target v + 1; Num.14 aligned; Gen.1 aligned.
+    verses.push_back({"Num.13." + n, "Num", std::string(2 * lengths[v], 's'),
+                      std::string(v == 0 ? 33 : lengths[v - 1], 't'), "k"});
+    verses.push_back({"Num.14." + n, "Num", std::string(2 * lengths[v], 's'), std::string(lengths[v], 't'), "k"});
+    verses.push_back({"Gen.1." + n, "Gen", std::string(2 * lengths[v] + 3, 's'), std::string(lengths[v], 't'), "k"});
+  }
+  const std::vector<std::string> shifted = shifted_chapters(verses, 0.6);
+  ASSERT_EQ(shifted, std::vector<std::string>{"Num.13"});
+  const auto kept = without_chapters(verses, shifted);
+  EXPECT_EQ(kept.size(), 20u);
+  for (const AlignedVerse& v : kept) EXPECT_NE(v.ref.rfind("Num.13.", 0), 0u) << v.ref;
+  EXPECT_EQ(without_chapters(verses, {"Num.1"}).size(), 30u);  // "Num.1" is not "Num.13"
+}
+
 struct SmallCorpus {
   std::map<std::string, std::string> files;
   std::string manifest;
@@ -113,7 +134,7 @@ SmallCorpus small_corpus() {
   corpus.files = corpus_files(splits);
   AlignmentCounts counts;
   counts.source_verses = counts.aligned = 3;
-  corpus.manifest = corpus_manifest(splits, rule, counts, {{"spaRV1909eb", "source", "sword-text-sparv", "2.60",
+  corpus.manifest = corpus_manifest(splits, rule, counts, {}, {{"spaRV1909eb", "source", "sword-text-sparv", "2.60",
                                                             "KJV", "es"}}, corpus.files);
   return corpus;
 }
@@ -149,13 +170,13 @@ TEST(TranslationCorpus, ADamagedFileOrLineIsAnErrorNamingIt) {
   // A line with a wrong column count, under a manifest that lists the edited bytes.
   edited = small.files;
   edited["test.tsv"] = "fuente\tin the days\n";
-  const std::string manifest = corpus_manifest({}, SplitRule{}, {}, {}, edited);
+  const std::string manifest = corpus_manifest({}, SplitRule{}, {}, {}, {}, edited);
   EXPECT_NE(error_of([&] { parse_translation_corpus("dir", manifest, edited); })
                 .find("dir/test.tsv:1: 2 tab-separated fields, expected 3"),
             std::string::npos);
   edited = small.files;
   edited["train.refs"] = "Gen.1.1\n";
-  EXPECT_NE(error_of([&] { parse_translation_corpus("dir", corpus_manifest({}, SplitRule{}, {}, {}, edited), edited); })
+  EXPECT_NE(error_of([&] { parse_translation_corpus("dir", corpus_manifest({}, SplitRule{}, {}, {}, {}, edited), edited); })
                 .find("train.refs has only 1 lines"),
             std::string::npos);
 }

@@ -39,6 +39,16 @@ TEST(OsisText, DecodesEntitiesAndNormalizesToNfcAndSpaces) {
   EXPECT_EQ(osis_to_plain("a &bogus; b", "t"), "a &bogus; b");
 }
 
+TEST(OsisText, TheEndOfABookEndsTheVerse) {
+  // The WEB's Revelation 22:21 carries the Bible's glossary after the book's end.
+  const std::string raw = R"(<w lemma="strong:G3956">The</w> grace be with all. Amen. <chapter eID="Rev.22"/>)"
+                          R"(<div canonical="true" eID="gen1" osisID="Rev" type="book"/> <div sID="g2" )"
+                          R"(type="glossary"/> The following words used in the World English Bible)";
+  EXPECT_EQ(osis_to_plain(raw, "t"), "The grace be with all. Amen.");
+  // A book's start (sID) is no end.
+  EXPECT_EQ(osis_to_plain(R"(<div osisID="Gen" sID="g0" type="book"/>In the beginning)", "t"), "In the beginning");
+}
+
 TEST(OsisText, NestedNotesAreSkippedWhole) {
   EXPECT_EQ(osis_to_plain("a<note>x<note>y</note>z</note> b", "t"), "a b");
 }
