@@ -41,11 +41,16 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code);
 // `normlab baseline CONFIG [--orders 0,1,2,3]`: order-k Markov baselines of the config's text
 // (baseline_command.cpp, data/markov.h).
 CLI::App* add_baseline_command(CLI::App& app, int& exit_code);
+// `normlab bleu HYP REF [REF ...] [--json]`: corpus BLEU, chrF and chrF++ of files with sacreBLEU's
+// signatures (bleu_command.cpp, data/bleu.h, data/chrf.h).
+CLI::App* add_bleu_command(CLI::App& app, int& exit_code);
 // `normlab config [CONFIG] [--explain [KEY|SECTION]] [--markdown]`: the config keys explained, a
 // config resolved, docs/config.md (config_command.cpp).
 CLI::App* add_config_command(CLI::App& app, int& exit_code);
 // `normlab demo half-rmsnorm`: the float16 overflow of a naive RMSNorm vs the fused kernel
 // (demo_command.cpp).
 CLI::App* add_demo_command(CLI::App& app, int& exit_code);
+// `normlab data bible --out DIR`: the Spanish-English Bible translation corpus (data_command.cpp).
+CLI::App* add_data_command(CLI::App& app, int& exit_code);
 
 }  // namespace normlab::cli

@@ -28,6 +28,8 @@ void add_commands(CLI::App& app, int& exit_code) {
   normlab::cli::add_convert_command(app, exit_code);
   normlab::cli::add_demo_command(app, exit_code);
   normlab::cli::add_baseline_command(app, exit_code);
+  normlab::cli::add_bleu_command(app, exit_code);
+  normlab::cli::add_data_command(app, exit_code);
 }
 
 // Parses the command line and runs the subcommand; every outcome becomes one of our exit codes

@@ -1,4 +1,4 @@
-// Corpus BLEU, following sacreBLEU 2.x (metrics/bleu.py, tokenizers/tokenizer_13a.py and
+// Corpus BLEU, following sacreBLEU 2.6.0 (metrics/bleu.py, tokenizers/tokenizer_13a.py and
 // tokenizer_re.py) step by step; see data/bleu.h. Strings are scanned as UTF-8 bytes: every
 // character the rules name is ASCII, and Python's whitespace (str.split, str.rstrip) is matched
 // as its UTF-8 byte sequences.
@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -122,12 +125,40 @@ struct BleuStats {
   std::array<int64_t, kMaxOrder> correct{}, total{};
 };
 
-void add_segment(const std::string& hypothesis, const std::string& reference, BleuStats& stats) {
-  const std::vector<std::string> hyp = split_words(tokenize_13a(rstrip(hypothesis)));
-  const std::vector<std::string> ref = split_words(tokenize_13a(rstrip(reference)));
+// sacreBLEU's BLEU._get_closest_ref_len: the reference length nearest to hyp_len, a tie going to
+// the shorter.
+int64_t closest_ref_len(int64_t hyp_len, const std::vector<int64_t>& ref_lens) {
+  int64_t closest_diff = -1, closest_len = -1;
+  for (const int64_t ref_len : ref_lens) {
+    const int64_t diff = std::abs(hyp_len - ref_len);
+    if (closest_diff == -1 || diff < closest_diff) {
+      closest_diff = diff;
+      closest_len = ref_len;
+    } else if (diff == closest_diff && ref_len < closest_len) {
+      closest_len = ref_len;
+    }
+  }
+  return closest_len;
+}
+
+std::vector<std::string> preprocess(const std::string& segment) { return split_words(tokenize_13a(rstrip(segment))); }
+
+// One segment against its references (one per stream): each reference n-gram's count is the
+// maximum over the references, and a hypothesis n-gram's matches are clipped by it.
+void add_segment(const std::string& hypothesis, const std::vector<const std::string*>& references, BleuStats& stats) {
+  NgramCounts ref_counts;
+  std::vector<int64_t> ref_lens;
+  for (const std::string* reference : references) {
+    const std::vector<std::string> ref = preprocess(*reference);
+    ref_lens.push_back(static_cast<int64_t>(ref.size()));
+    for (const auto& [gram, count] : count_ngrams(ref)) {
+      int64_t& max_count = ref_counts[gram];
+      max_count = std::max(max_count, count);
+    }
+  }
+  const std::vector<std::string> hyp = preprocess(hypothesis);
   stats.hyp_len += static_cast<int64_t>(hyp.size());
-  stats.ref_len += static_cast<int64_t>(ref.size());
-  const NgramCounts ref_counts = count_ngrams(ref);
+  stats.ref_len += closest_ref_len(static_cast<int64_t>(hyp.size()), ref_lens);
   for (const auto& [gram, count] : count_ngrams(hyp)) {
     const auto order = static_cast<size_t>(std::count(gram.begin(), gram.end(), ' '));
     stats.total[order] += count;
@@ -137,25 +168,30 @@ void add_segment(const std::string& hypothesis, const std::string& reference, Bl
 }
 
 // sacreBLEU's BLEU.compute_bleu with smooth_method "exp" and effective_order False.
-double score_of(const BleuStats& s) {
+BleuScore score_of(const BleuStats& s) {
+  BleuScore out;
+  out.correct = s.correct;
+  out.total = s.total;
+  out.hyp_len = s.hyp_len;
+  out.ref_len = s.ref_len;
   const auto hyp_len = static_cast<double>(s.hyp_len), ref_len = static_cast<double>(s.ref_len);
-  const double bp = hyp_len >= ref_len ? 1.0 : hyp_len > 0 ? std::exp(1.0 - ref_len / hyp_len) : 0.0;
+  out.brevity_penalty = hyp_len >= ref_len ? 1.0 : hyp_len > 0 ? std::exp(1.0 - ref_len / hyp_len) : 0.0;
   bool any_correct = false;
   for (const int64_t c : s.correct) any_correct = any_correct || c != 0;
-  if (!any_correct) return 0.0;
+  if (!any_correct) return out;
   double log_sum = 0.0, smooth = 1.0;
   for (int n = 0; n < kMaxOrder; ++n) {
-    if (s.total[n] == 0) return 0.0;  // sacreBLEU stops; the orders left have precision 0
-    double precision;
+    if (s.total[n] == 0) return out;  // sacreBLEU stops: the orders left have precision 0, the score is 0
     if (s.correct[n] == 0) {
       smooth *= 2.0;
-      precision = 100.0 / (smooth * static_cast<double>(s.total[n]));
+      out.precisions[n] = 100.0 / (smooth * static_cast<double>(s.total[n]));
     } else {
-      precision = 100.0 * static_cast<double>(s.correct[n]) / static_cast<double>(s.total[n]);
+      out.precisions[n] = 100.0 * static_cast<double>(s.correct[n]) / static_cast<double>(s.total[n]);
     }
-    log_sum += std::log(precision);
+    log_sum += std::log(out.precisions[n]);
   }
-  return bp * std::exp(log_sum / kMaxOrder);
+  out.score = out.brevity_penalty * std::exp(log_sum / kMaxOrder);
+  return out;
 }
 
 }  // namespace
@@ -194,13 +230,42 @@ std::string tokenize_13a(const std::string& line) {
   return out;
 }
 
-double corpus_bleu(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references) {
-  NL_CHECK(hypotheses.size() == references.size(), "bleu", "{} hypotheses but {} references (one each)",
-           hypotheses.size(), references.size());
+BleuScore corpus_bleu_score(const std::vector<std::string>& hypotheses,
+                            const std::vector<std::vector<std::string>>& references) {
+  NL_CHECK(!references.empty(), "bleu", "no reference streams");
   NL_CHECK(!hypotheses.empty(), "bleu", "no hypotheses");
+  for (size_t r = 0; r < references.size(); ++r)
+    NL_CHECK(references[r].size() == hypotheses.size(), "bleu",
+             "reference stream {} has {} segments but there are {} hypotheses (one each)", r + 1,
+             references[r].size(), hypotheses.size());
   BleuStats stats;
-  for (size_t i = 0; i < hypotheses.size(); ++i) add_segment(hypotheses[i], references[i], stats);
-  return score_of(stats);
+  std::vector<const std::string*> segment_refs(references.size());
+  for (size_t i = 0; i < hypotheses.size(); ++i) {
+    for (size_t r = 0; r < references.size(); ++r) segment_refs[r] = &references[r][i];
+    add_segment(hypotheses[i], segment_refs, stats);
+  }
+  BleuScore score = score_of(stats);
+  score.signature = bleu_signature(static_cast<int64_t>(references.size()));
+  return score;
+}
+
+double corpus_bleu(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references) {
+  return corpus_bleu_score(hypotheses, {references}).score;
+}
+
+// BLEUSignature.format(): the metric's fields after nrefs, the version last.
+std::string bleu_signature(int64_t n_refs) {
+  return fmt::format("nrefs:{}|case:mixed|eff:no|tok:13a|smooth:exp|version:{}", n_refs, kSignatureVersion);
+}
+
+std::string BleuScore::format() const { return fmt::format("BLEU {:.2f} ({})", score, signature); }
+
+// BLEUScore's _verbose; ratio is 0 when ref_len is 0, as sacreBLEU.
+std::string BleuScore::verbose() const {
+  const double ratio = ref_len ? static_cast<double>(hyp_len) / static_cast<double>(ref_len) : 0.0;
+  return fmt::format("{:.1f}/{:.1f}/{:.1f}/{:.1f} (BP = {:.3f} ratio = {:.3f} hyp_len = {} ref_len = {})",
+                     precisions[0], precisions[1], precisions[2], precisions[3], brevity_penalty, ratio, hyp_len,
+                     ref_len);
 }
 
 }  // namespace normlab

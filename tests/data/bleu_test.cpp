@@ -1,11 +1,16 @@
-// Corpus BLEU and the 13a tokenizer against sacreBLEU's own numbers, and properties that can be
-// checked by hand. The reference values were printed by tests/data/sacrebleu_reference.py with
+// Corpus BLEU (one and several references, its verbose line and signature) and the 13a tokenizer
+// against sacreBLEU's own numbers, and properties that can be checked by hand; chrF is in
+// chrf_test.cpp. The reference values were printed by tests/data/sacrebleu_reference.py with
 // sacrebleu 2.6.0 (python3 -m venv /tmp/sbvenv && /tmp/sbvenv/bin/pip install sacrebleu;
 // /tmp/sbvenv/bin/python tests/data/sacrebleu_reference.py); the comment above each row is the exact
 // Python call that produced it.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "data/bleu.h"
@@ -41,10 +46,65 @@ TEST(Bleu, MatchesSacreBleu) {
     {"unicode_whitespace", {"the cat\u00a0sat on\u2003the mat \u3000"}, {"the cat sat on the mat"}, 100.00000000000004},
     // sacrebleu.corpus_bleu(["Tom &amp; Jerry &lt;3 &quot;ok&quot;"], [["Tom & Jerry <3 \"ok\""]]).score
     {"html_entities", {"Tom &amp; Jerry &lt;3 &quot;ok&quot;"}, {"Tom & Jerry <3 \"ok\""}, 100.00000000000004},
+    // sacrebleu.corpus_bleu(["the the the the the the the"], [["the cat is on the mat"]]).score
+    {"repeated_ngram_clipped", {"the the the the the the the"}, {"the cat is on the mat"}, 7.809849842300637},
   };
   for (const BleuCase& c : cases) {
     SCOPED_TRACE(c.name);
     EXPECT_NEAR(corpus_bleu(c.hypotheses, c.references), c.sacrebleu, 1e-9);
+  }
+}
+
+// sacreBLEU's signature with its "version:2.6.0" replaced by ours (data/bleu.h).
+std::string ours(std::string signature) {
+  const std::string theirs = std::string("version:") + kSacreBleuVersion;
+  const size_t at = signature.find(theirs);
+  EXPECT_NE(at, std::string::npos) << signature;
+  if (at != std::string::npos) signature.replace(at, theirs.size(), std::string("version:") + kSignatureVersion);
+  return signature;
+}
+
+struct MultiReferenceCase {
+  const char* name;
+  std::vector<std::string> hypotheses;
+  std::vector<std::vector<std::string>> references;  // [stream][segment]
+  double score;
+  const char* verbose;
+  const char* signature;
+};
+
+// Several references per segment: n-gram counts clipped by the maximum over the references, the
+// closest reference length (a tie to the shorter); also the verbose line and the signature.
+TEST(Bleu, SeveralReferencesMatchSacreBleu) {
+  const std::vector<MultiReferenceCase> cases = {
+    // BLEU().corpus_score(["the the the the the the the"], [["the cat is on the mat"], ["there is a cat on the mat"]])
+    {"papineni_two_references", {"the the the the the the the"}, {{"the cat is on the mat"}, {"there is a cat on the mat"}}, 7.809849842300637,
+     "28.6/8.3/5.0/3.1 (BP = 1.000 ratio = 1.000 hyp_len = 7 ref_len = 7)", "nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"},
+    // BLEU().corpus_score(["the cat sat on the mat"], [["the dog sat on a rug"]])
+    {"second_reference_matches_alone", {"the cat sat on the mat"}, {{"the dog sat on a rug"}}, 17.965205598154213,
+     "50.0/20.0/12.5/8.3 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)", "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"},
+    // BLEU().corpus_score(["the cat sat on the mat"], [["the dog sat on a rug"], ["a cat lay on the mat"]])
+    {"second_reference_matches", {"the cat sat on the mat"}, {{"the dog sat on a rug"}, {"a cat lay on the mat"}}, 37.99178428257963,
+     "83.3/60.0/25.0/16.7 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)", "nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"},
+    // BLEU().corpus_score(["a b c d e"], [["a b c d e f"], ["a b c d"]])
+    {"reference_length_tie_goes_to_shorter", {"a b c d e"}, {{"a b c d e f"}, {"a b c d"}}, 100.00000000000004,
+     "100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.250 hyp_len = 5 ref_len = 4)", "nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"},
+    // BLEU().corpus_score(["a b c d e"], [["a b c d e f g h i"], ["a b c d e f"], ["a b c"]])
+    {"reference_length_closest", {"a b c d e"}, {{"a b c d e f g h i"}, {"a b c d e f"}, {"a b c"}}, 81.87307530779823,
+     "100.0/100.0/100.0/100.0 (BP = 0.819 ratio = 0.833 hyp_len = 5 ref_len = 6)", "nrefs:3|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"},
+    // BLEU().corpus_score(["The quick brown fox jumps over the lazy dog.", "A stitch in time saves nine!", "w1 w2 w3 w4 w5", "It costs $3,000 (or 2.5k) -- cheap."], [["The quick brown fox jumped over the lazy dog.", "A stitch in time saves nine.", "w1 w2 w4 w3 w5", "It costs $3,000 (or 2.5k) - cheap!"], ["A quick brown fox jumps over a lazy dog!", "Saving nine stitches in time!", "w1 w2 w3 w5 w4 w6", "It is cheap: $3,000 (or 2.5k)."]])
+    {"multi_sentence_two_references", {"The quick brown fox jumps over the lazy dog.", "A stitch in time saves nine!", "w1 w2 w3 w4 w5", "It costs $3,000 (or 2.5k) -- cheap."}, {{"The quick brown fox jumped over the lazy dog.", "A stitch in time saves nine.", "w1 w2 w4 w3 w5", "It costs $3,000 (or 2.5k) - cheap!"}, {"A quick brown fox jumps over a lazy dog!", "Saving nine stitches in time!", "w1 w2 w3 w5 w4 w6", "It is cheap: $3,000 (or 2.5k)."}}, 76.5165900713387,
+     "97.0/79.3/72.0/61.9 (BP = 1.000 ratio = 1.000 hyp_len = 33 ref_len = 33)", "nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"},
+    // BLEU().corpus_score(["the cat sat on the mat", "a b c d e"], [["the cat sat on a mat", "a b c d e"], ["", "a b c"]])
+    {"empty_second_reference", {"the cat sat on the mat", "a b c d e"}, {{"the cat sat on a mat", "a b c d e"}, {"", "a b c"}}, 74.19446627365011,
+     "90.9/77.8/71.4/60.0 (BP = 1.000 ratio = 1.000 hyp_len = 11 ref_len = 11)", "nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"},
+  };
+  for (const MultiReferenceCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const BleuScore score = corpus_bleu_score(c.hypotheses, c.references);
+    EXPECT_NEAR(score.score, c.score, 1e-9);
+    EXPECT_EQ(score.verbose(), c.verbose);
+    EXPECT_EQ(score.signature, ours(c.signature));
   }
 }
 
@@ -95,9 +155,47 @@ TEST(Bleu, SymmetricWhenLengthsAreEqual) {
   EXPECT_LT(corpus_bleu(a, b), 100.0);
 }
 
+// Papineni et al. 2002, section 2.1: "the" seven times against "the cat is on the mat" and "there
+// is a cat on the mat" has modified unigram precision 2/7 (clipped by the larger count, 2 in the
+// first reference; not 7/7, nor 3/7 by the sum over both).
+TEST(Bleu, RepeatedNgramIsClippedByTheMaximumReferenceCount) {
+  const std::vector<std::string> hyp = {"the the the the the the the"};
+  const BleuScore one = corpus_bleu_score(hyp, {{"the cat is on the mat"}});
+  const BleuScore two = corpus_bleu_score(hyp, {{"the cat is on the mat"}, {"there is a cat on the mat"}});
+  for (const BleuScore* score : {&one, &two}) {
+    EXPECT_EQ(score->correct[0], 2);
+    EXPECT_EQ(score->total[0], 7);
+    EXPECT_EQ(score->correct[1], 0);  // "the the" is in no reference
+  }
+  EXPECT_EQ(one.ref_len, 6);
+  EXPECT_EQ(two.ref_len, 7);  // the closest of 6 and 7 to 7
+}
+
+// The one-reference function is the one-stream case; a stream repeated changes nothing but nrefs.
+TEST(Bleu, OneStreamAndRepeatedStreams) {
+  const std::vector<std::string> hyps = {"the cat sat on the mat", "a b c d e f"};
+  const std::vector<std::string> refs = {"the cat sat on a mat", "a b c x e f g"};
+  const BleuScore one = corpus_bleu_score(hyps, {refs});
+  EXPECT_DOUBLE_EQ(corpus_bleu(hyps, refs), one.score);
+  const BleuScore three = corpus_bleu_score(hyps, {refs, refs, refs});
+  EXPECT_DOUBLE_EQ(three.score, one.score);
+  EXPECT_EQ(three.verbose(), one.verbose());
+  EXPECT_EQ(one.signature.rfind("nrefs:1|", 0), 0u) << one.signature;
+  EXPECT_EQ(three.signature.rfind("nrefs:3|", 0), 0u) << three.signature;
+  EXPECT_EQ(one.format(), fmt::format("BLEU {:.2f} ({})", one.score, one.signature));
+  EXPECT_EQ(bleu_signature(2), std::string("nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:") + kSignatureVersion);
+}
+
 TEST(Bleu, CountMismatchAndEmptyCorpusAreErrors) {
   EXPECT_THROW(corpus_bleu({"a"}, {"a", "b"}), Error);
   EXPECT_THROW(corpus_bleu({}, {}), Error);
+  EXPECT_THROW(corpus_bleu_score({"a"}, {}), Error);
+  try {
+    corpus_bleu_score({"a", "b"}, {{"a", "b"}, {"a"}});
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "[bleu] reference stream 2 has 1 segments but there are 2 hypotheses (one each)");
+  }
 }
 
 }  // namespace
