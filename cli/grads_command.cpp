@@ -3,6 +3,9 @@
 // (layout in docs/grads_format.md):
 //   "param.<name>"  every parameter at initialization      "grad.<name>"  its gradient
 //   "inputs", "targets" (int32 (B,T))                       "loss" (float64, shape (1,))
+//   encoder-decoders also "sources", "source_padding" (int32 (B,S))
+// The loss is what training minimises (TransformerLM::training_loss: label-smoothed when
+// model.label_smoothing > 0, with the z-loss and the router's auxiliary loss when set).
 #include <fmt/core.h>
 
 #include "cli/commands.h"
@@ -28,7 +31,7 @@ CLI::App* add_grads_command(CLI::App& app, int& exit_code) {
     TransformerLM model(rc.model);
     Generator gen(rc.train.seed);
     Batch batch = data->sample(false, rc.train.batch_size, rc.train.context, gen);
-    Var loss = model.loss(batch.inputs, batch.targets);
+    Var loss = model.training_loss(batch.inputs, batch.targets, batch.sources, batch.source_padding);
     backward(loss);
     std::vector<std::pair<std::string, Tensor>> tensors;
     for (const auto& [name, p] : model.named_parameters()) {
@@ -37,6 +40,10 @@ CLI::App* add_grads_command(CLI::App& app, int& exit_code) {
     }
     tensors.emplace_back("inputs", batch.inputs);
     tensors.emplace_back("targets", batch.targets);
+    if (batch.sources.defined()) {
+      tensors.emplace_back("sources", batch.sources);
+      tensors.emplace_back("source_padding", batch.source_padding);
+    }
     tensors.emplace_back("loss", Tensor::from_vector({loss.item()}, {1}, DType::F64));
     save_safetensors(*out, tensors, {{"config", config_to_toml(rc)}, {"loss", fmt::format("{:.17g}", loss.item())}});
     fmt::print("wrote {} ({} parameters, loss {:.6f})\n", *out, model.named_parameters().size(), loss.item());

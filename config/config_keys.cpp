@@ -22,7 +22,9 @@ void add_model_keys(std::vector<KeySpec>& t) {
            "characters, byte: 256)")
       .key("d_model", &ModelConfig::d_model, IntRange{1}, "width of the residual stream (embedding size)")
       .key("n_heads", &ModelConfig::n_heads, IntRange{1}, "attention (query) heads per layer")
-      .key("n_layers", &ModelConfig::n_layers, IntRange{1}, "transformer blocks")
+      .key("n_layers", &ModelConfig::n_layers, IntRange{1}, "transformer blocks (encoder_decoder: the decoder's)")
+      .key("encoder_layers", &ModelConfig::encoder_layers, IntRange{0},
+           "encoder_decoder: the encoder's layers (0 = n_layers); dropout sites are numbered from n_layers")
       .key("d_ff", &ModelConfig::d_ff, IntRange{1},
            "hidden width of the feed-forward layer (swiglu/geglu: of each of the two branches)")
       .key("context_length", &ModelConfig::context_length, IntRange{1},
@@ -122,8 +124,9 @@ void add_data_keys(std::vector<KeySpec>& t) {
            "training text: \"default\" (the built-in corpus), \"copy\" (the synthetic copy task) or a UTF-8 file path; "
            "sequence-to-sequence pairs: \"pairs:PATH\" (a TSV file: a source, a tab and a target per line) or the synthetic "
            "\"seq2seq_copy\", \"seq2seq_reverse\", \"seq2seq_translate\"")
-      .key("tokenizer", &DataConfig::tokenizer, one_of({"char", "byte"}),
-           "char: one token per character of the training text; byte: 256 byte tokens")
+      .key("tokenizer", &DataConfig::tokenizer, one_of({"char", "byte", "sentencepiece"}),
+           "char: one token per character of the training text; byte: 256 byte tokens; sentencepiece (sequence "
+           "pairs only): subwords trained on both sides of the training pairs, its model kept in the run directory")
       .key("val_fraction", &DataConfig::val_fraction, in_zero_one(true),
            "fraction of the text held out for validation (pairs: the last lines; seq2seq_* tasks: the sources a "
            "fixed hash puts below it)")
@@ -138,6 +141,12 @@ void add_data_keys(std::vector<KeySpec>& t) {
            "come after them)")
       .key("seq2seq_min_length", &DataConfig::seq2seq_min_length, IntRange{1},
            "seq2seq_* tasks: the shortest source, in words; lengths are uniform in [seq2seq_min_length, copy_length]")
+      .default_reads_as_absent()
+      .key("sentencepiece_vocab", &DataConfig::sentencepiece_vocab, IntRange{2, std::numeric_limits<int32_t>::max()},
+           "tokenizer = \"sentencepiece\": the vocabulary size, <unk> included (PAD, BOS and EOS come after it)")
+      .default_reads_as_absent()
+      .key("sentencepiece_type", &DataConfig::sentencepiece_type, one_of({"bpe", "unigram"}),
+           "tokenizer = \"sentencepiece\": the model, byte-pair merges (bpe) or a unigram language model")
       .default_reads_as_absent();
 }
 
@@ -149,6 +158,12 @@ void add_train_keys(std::vector<KeySpec>& t) {
            "optimizer updates in the run (extend a finished run: normlab train --resume DIR train.steps=N)")
       .key("batch_size", &TrainConfig::batch_size, IntRange{1}, "sequences per update (the global batch under MPI)")
       .key("context", &TrainConfig::context, IntRange{1}, "tokens per training sequence (<= model.context_length)")
+      .key("max_tokens", &TrainConfig::max_tokens, IntRange{0, kMaxCount},
+           "sequence-to-sequence pairs from a file or corpus: batches of at most N source + target tokens "
+           "(fairseq's --max-tokens), length-bucketed, each visited once per epoch; 0 = batch_size random pairs")
+      .key("epochs", &TrainConfig::epochs, IntRange{0, kMaxCount},
+           "with max_tokens: passes over the training split (sets steps); validation, a checkpoint and the "
+           "best-by-validation copy RUN/best at each epoch's end; 0 = steps decides")
       .key("seed", &TrainConfig::seed, "seed of the data order and dropout (model.seed sets the weights)")
       .key("threads", &TrainConfig::threads, at_least(0),
            "CPU threads; 0 = the cores the 1-minute load average leaves idle, at least 1")
@@ -175,8 +190,9 @@ void add_log_keys(std::vector<KeySpec>& t) {
   Section<LogConfig>{t, "log", &RunConfig::log}
       .key("every", &LogConfig::every, IntRange{1, kMaxCount},
            "a metrics.jsonl row (train loss, lr, grad norm, tokens/s) every N steps, and at the last")
-      .key("eval_every", &LogConfig::eval_every, IntRange{1, kMaxCount},
-           "validation loss every N steps, and at the last step")
+      .key("eval_every", &LogConfig::eval_every, IntRange{0, kMaxCount},
+           "validation loss every N steps, and at the last step (and each epoch's end with train.epochs); 0 = "
+           "only those")
       .key("eval_batches", &LogConfig::eval_batches, IntRange{1, kMaxCount},
            "batches of train.batch_size averaged per validation loss")
       .key("grad_norm_every", &LogConfig::grad_norm_every, IntRange{1, kMaxCount},
@@ -187,7 +203,10 @@ void add_log_keys(std::vector<KeySpec>& t) {
            "update sizes, attention logits and entropy, the output change on a probe batch; 0 = off")
       .key("bleu_pairs", &LogConfig::bleu_pairs, IntRange{0, kMaxCount},
            "model.arch = \"encoder_decoder\": at the end of training, greedy-decode the first N validation pairs "
-           "and write their corpus BLEU (sacreBLEU's 13a) as summary.json's \"bleu\"; 0 = off");
+           "and write their corpus BLEU (sacreBLEU's 13a) as summary.json's \"bleu\"; 0 = off")
+      .key("val_bleu", &LogConfig::val_bleu,
+           "with train.epochs: greedy-decode the whole validation split at each epoch's end and log its corpus "
+           "BLEU against every reference it has (metrics.jsonl \"val_bleu\")");
 }
 
 std::vector<KeySpec> build_key_specs() {

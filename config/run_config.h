@@ -33,6 +33,14 @@ struct TrainConfig {
   std::string out_dir = "runs";
   int64_t steps = 2000;
   int64_t batch_size = 12;
+  // Sequence-to-sequence data with a finite training split: batches of at most max_tokens source +
+  // target tokens, length-bucketed, visited once per epoch (train/epoch_batches.h); 0 = batch_size
+  // pairs drawn at random every step.
+  int64_t max_tokens = 0;
+  // With max_tokens: passes over the training split; train.steps becomes epochs x batches per epoch,
+  // and validation, a checkpoint and the best-by-validation copy (RUN/best) come at each epoch's
+  // end. 0 = train.steps decides.
+  int64_t epochs = 0;
   int64_t context = 64;            // T of each training window (<= model.context_length)
   uint64_t seed = 1;               // data order and dropout (model.seed sets the weights)
   int threads = 0;                 // 0 = the idle cores (core/backend.h default_thread_count), at least 1
@@ -51,12 +59,13 @@ struct TrainConfig {
 
 struct LogConfig {
   int64_t every = 10;              // metrics.jsonl: train loss, lr, grad norm, tokens/s
-  int64_t eval_every = 100;        // validation loss
+  int64_t eval_every = 100;        // validation loss (0: only at the end and at each epoch's end)
   int64_t eval_batches = 4;
   int64_t grad_norm_every = 50;    // grad_norms.csv (always at step 0, before any update)
   bool tensorboard = false;        // also write the above as TensorBoard scalars (train/tensorboard.h)
   int64_t dynamics_steps = 0;      // dynamics.csv for updates 1..N (train/dynamics.h); 0 = off
   int64_t bleu_pairs = 0;          // encoder_decoder: final greedy BLEU on N validation pairs; 0 = off
+  bool val_bleu = false;           // with train.epochs: greedy BLEU of the validation split per epoch
 };
 
 struct RunConfig {

@@ -2,6 +2,7 @@
 // random windows, a synthetic copy task, and the built-in default corpus.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,7 +18,9 @@ struct DataConfig {
   // (data/seq2seq.h): "pairs:PATH" (a TSV file of source<TAB>target lines) | "seq2seq_copy" |
   // "seq2seq_reverse" | "seq2seq_translate" (synthetic)
   std::string source = "default";
-  std::string tokenizer = "char";  // "char" (vocab from the training text) | "byte" (256)
+  // "char" (vocab from the training text) | "byte" (256) | "sentencepiece" (trained on the training
+  // split of a pairs source, data/sentencepiece.h)
+  std::string tokenizer = "char";
   double val_fraction = 0.1;
   // model.arch "encoder": the fraction of each sequence's positions a masked-LM batch predicts
   // (make_masked_lm_dataset; at least one per sequence).
@@ -29,21 +32,43 @@ struct DataConfig {
   // synthetic sequence-to-sequence tasks (seq2seq_*): source lengths are uniform in
   // [seq2seq_min_length, copy_length] over copy_vocab ordinary words.
   int64_t seq2seq_min_length = 4;
+  // tokenizer "sentencepiece": the vocabulary size (the pieces, <unk> included) and the model type,
+  // "bpe" | "unigram".
+  int64_t sentencepiece_vocab = 8000;
+  std::string sentencepiece_type = "bpe";
+  // Not a config key: a run directory whose saved tokenizer (tokenizer.json and the model file it
+  // names) a trained tokenizer ("sentencepiece") is loaded from instead of trained: set when a run is
+  // resumed or sampled, so that it decodes with the model it was trained with. "" = train one.
+  std::string saved_tokenizer_dir;
+};
+
+// A file a tokenizer keeps beside tokenizer.json in a run directory (its to_json() names it).
+struct TokenizerFile {
+  std::string name;   // a plain file name, e.g. "sentencepiece.model"
+  std::string bytes;  // its content
 };
 
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  virtual std::string kind() const = 0;  // "char" | "byte"
+  virtual std::string kind() const = 0;  // "char" | "byte" | "sentencepiece"
   virtual int64_t vocab_size() const = 0;
   virtual std::vector<int32_t> encode(const std::string& text) const = 0;
   virtual std::string decode(const std::vector<int32_t>& ids) const = 0;
-  // JSON text that load_tokenizer() reads back (saved with every run).
+  // JSON text that load_tokenizer() reads back (saved with every run as tokenizer.json).
   virtual std::string to_json() const = 0;
+  // The files to write beside tokenizer.json, before it (sentencepiece: its model); none for char
+  // and byte.
+  virtual std::vector<TokenizerFile> files() const { return {}; }
 };
 
+// "char" or "byte" from the text; "sentencepiece" is trained by a dataset on its training split
+// (data/sentencepiece.h), so here it is an error saying so.
 std::unique_ptr<Tokenizer> make_tokenizer(const std::string& kind, const std::string& training_text);
-std::unique_ptr<Tokenizer> load_tokenizer(const std::string& json_text);
+// The tokenizer of tokenizer.json's text. `run_dir` is the directory holding it and the files it
+// names (sentencepiece's model, checked against the size and CRC-32 in the JSON); char and byte
+// need none. Errors name the file.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& json_text, const std::filesystem::path& run_dir = {});
 
 struct Batch {
   Tensor inputs;   // (B, T) int32

@@ -41,7 +41,7 @@ auto from_text_source(const DataConfig& config, const Make& make) {
   std::error_code ec;
   NL_CHECK(std::filesystem::is_regular_file(path, ec), "data",
            "data source '{}' is not a file (expected \"default\", \"copy\", a path to a UTF-8 text file, "
-           "\"pairs:PATH\", \"seq2seq_copy\", \"seq2seq_reverse\" or \"seq2seq_translate\")",
+           "\"pairs:PATH\", \"corpus:DIR\", \"seq2seq_copy\", \"seq2seq_reverse\" or \"seq2seq_translate\")",
            path);
   return load_text_file(path, make);
 }

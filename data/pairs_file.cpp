@@ -1,15 +1,17 @@
 // A TSV file of sequence-to-sequence pairs (data.source = "pairs:PATH"):
 //   source<TAB>target\n        one pair per line, UTF-8; '\r' before the newline is dropped
 // A line without a tab, with more than one, with an empty side, or not valid UTF-8 is an error
-// naming PATH:LINE. The tokenizer ("char": every character of both sides of all lines, so
-// validation never meets an unknown one; "byte": 256) encodes each side; the last
-// floor(N * val_fraction) pairs are the validation split, the rest (in file order) the training
-// split. sample() draws B pair indices uniformly from the split with `gen`.
+// naming PATH:LINE. The last floor(N * val_fraction) pairs are the validation split, the rest (in
+// file order) the training split. The tokenizer ("char": every character of both sides of all
+// lines, so validation never meets an unknown one; "byte": 256; "sentencepiece": trained on both
+// sides of the training lines only, or the run's saved model, data/sentencepiece.h) encodes each
+// side. sample() draws B pair indices uniformly from the split with `gen`.
 #include <algorithm>
 #include <string_view>
 
 #include "core/error.h"
 #include "core/files.h"
+#include "data/sentencepiece.h"
 #include "data/seq2seq.h"
 #include "data/utf8.h"
 
@@ -42,6 +44,22 @@ TextPair parse_line(std::string_view line, int64_t number, const std::string& na
   return pair;
 }
 
+// The tokenizer of config.tokenizer; sentencepiece sees only the first n_train (training) pairs.
+std::unique_ptr<Tokenizer> pairs_tokenizer(const std::vector<TextPair>& pairs, int64_t n_train,
+                                           const DataConfig& config) {
+  if (config.tokenizer == "sentencepiece") {
+    std::vector<std::string> lines;  // joint: both sides of every training pair
+    for (int64_t i = 0; i < n_train; ++i) {
+      lines.push_back(pairs[i].source);
+      lines.push_back(pairs[i].target);
+    }
+    return sentencepiece_for_dataset(config, lines);
+  }
+  std::string all_text;
+  for (const TextPair& p : pairs) all_text += p.source + p.target;
+  return make_tokenizer(config.tokenizer, all_text);
+}
+
 std::vector<TextPair> parse_pairs(const std::string& text, const std::string& name) {
   std::vector<TextPair> pairs;
   size_t start = 0;
@@ -66,6 +84,9 @@ class PairsDataset final : public PairDataset {
   int64_t vocab_size() const override { return tokenizer_->vocab_size() + 3; }
   const Tokenizer* tokenizer() const override { return tokenizer_.get(); }
   std::optional<PairTokens> pair_tokens() const override { return tokens_; }
+  std::span<const TokenPair> training_pairs() const override {
+    return {pairs_.data(), static_cast<size_t>(n_train_)};
+  }
 
   Batch sample(bool validation, int64_t batch, int64_t context, Generator& gen) const override {
     NL_CHECK(batch >= 1, kOp, "batch must be >= 1, got {}", batch);
@@ -108,28 +129,42 @@ class PairsDataset final : public PairDataset {
 }  // namespace
 
 std::unique_ptr<PairDataset> make_pairs_dataset_from_text(const std::string& text, const std::string& name,
-                                                          const std::string& tokenizer_kind, double val_fraction) {
+                                                          const DataConfig& config) {
+  const double val_fraction = config.val_fraction;
   NL_CHECK(val_fraction >= 0.0 && val_fraction < 1.0, kOp, "val_fraction must be in [0, 1), got {}", val_fraction);
   const std::vector<TextPair> text_pairs = parse_pairs(text, name);
-  std::string all_text;
-  for (const TextPair& p : text_pairs) all_text += p.source + p.target;
-  auto tokenizer = make_tokenizer(tokenizer_kind, all_text);
+  const auto n = static_cast<int64_t>(text_pairs.size());
+  const auto n_val = static_cast<int64_t>(static_cast<double>(n) * val_fraction);
+  NL_CHECK(n - n_val >= 1, kOp, "{} leaves no training pairs ({} pairs, val_fraction {})", name, n, val_fraction);
+  auto tokenizer = pairs_tokenizer(text_pairs, n - n_val, config);
   std::vector<TokenPair> pairs;
   std::vector<int64_t> lines;
   for (const TextPair& p : text_pairs) {
     pairs.push_back({tokenizer->encode(p.source), tokenizer->encode(p.target)});
     lines.push_back(p.line);
   }
-  const auto n = static_cast<int64_t>(pairs.size());
-  const auto n_val = static_cast<int64_t>(static_cast<double>(n) * val_fraction);
-  NL_CHECK(n - n_val >= 1, kOp, "{} leaves no training pairs ({} pairs, val_fraction {})", name, n, val_fraction);
   return std::make_unique<PairsDataset>(std::move(tokenizer), std::move(pairs), std::move(lines), n - n_val, name);
+}
+
+std::unique_ptr<PairDataset> make_pairs_dataset_from_text(const std::string& text, const std::string& name,
+                                                          const std::string& tokenizer_kind, double val_fraction) {
+  DataConfig config;
+  config.tokenizer = tokenizer_kind;
+  config.val_fraction = val_fraction;
+  return make_pairs_dataset_from_text(text, name, config);
+}
+
+std::unique_ptr<PairDataset> make_pairs_dataset(const std::string& path, const DataConfig& config) {
+  const std::string text = read_whole_file(path, "data");
+  return make_pairs_dataset_from_text(text, path, config);
 }
 
 std::unique_ptr<PairDataset> make_pairs_dataset(const std::string& path, const std::string& tokenizer_kind,
                                                 double val_fraction) {
-  const std::string text = read_whole_file(path, "data");
-  return make_pairs_dataset_from_text(text, path, tokenizer_kind, val_fraction);
+  DataConfig config;
+  config.tokenizer = tokenizer_kind;
+  config.val_fraction = val_fraction;
+  return make_pairs_dataset(path, config);
 }
 
 }  // namespace normlab

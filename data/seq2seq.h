@@ -13,16 +13,22 @@
 //   "seq2seq_copy"       synthetic: target = source
 //   "seq2seq_reverse"    synthetic: target = source reversed
 //   "seq2seq_translate"  synthetic: a fixed word map and adjacent words swapped (data/seq2seq_tasks.cpp)
+//   "corpus:DIR"         a translation corpus (data/translation_corpus.h, `normlab data bible`): its
+//                        training, validation and test splits, the second reference beside each
+//                        held-out target (data/corpus_dataset.cpp)
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "data/dataset.h"
 
 namespace normlab {
+
+enum class EvalSplit { Validation, Test };
 
 // One pair of ordinary token ids, without BOS/EOS/PAD.
 struct TokenPair {
@@ -39,6 +45,15 @@ class PairDataset : public Dataset {
   // Throws, naming the first pair (file:line for a pairs file) whose source + EOS or BOS + target
   // is longer than `context`; sample() throws the same for a drawn pair. Call it before training.
   virtual void check_fits(int64_t context) const = 0;
+  // Every training pair of a finite source (a pairs file, a corpus), for batches by token count
+  // (data/token_batches.h); empty for the synthetic tasks, which draw pairs without end.
+  virtual std::span<const TokenPair> training_pairs() const { return {}; }
+  // The pairs of an evaluation split, as validation_pairs(max_pairs) for Validation; Test: a
+  // corpus's test split, none elsewhere.
+  virtual std::vector<TokenPair> eval_pairs(EvalSplit split, int64_t max_pairs) const;
+  // The references of eval_pairs(split, max_pairs) as BLEU streams (corpus_bleu_score's layout):
+  // stream 0 is each target's text (pair_text); a corpus adds its second reference as stream 1.
+  virtual std::vector<std::vector<std::string>> eval_references(EvalSplit split, int64_t max_pairs) const;
 };
 
 // The PairDataset behind `data`, or null for other datasets.
@@ -73,6 +88,12 @@ std::unique_ptr<PairDataset> make_pairs_dataset(const std::string& path, const s
 // The same from text already read; `name` stands for the path in errors.
 std::unique_ptr<PairDataset> make_pairs_dataset_from_text(const std::string& text, const std::string& name,
                                                           const std::string& tokenizer_kind, double val_fraction);
+// The same with config's tokenizer (data.tokenizer = "sentencepiece": trained on both sides of the
+// training pairs only with config's options, or loaded from config.saved_tokenizer_dir) and
+// config.val_fraction.
+std::unique_ptr<PairDataset> make_pairs_dataset(const std::string& path, const DataConfig& config);
+std::unique_ptr<PairDataset> make_pairs_dataset_from_text(const std::string& text, const std::string& name,
+                                                          const DataConfig& config);
 
 enum class Seq2SeqTask { Copy, Reverse, Translate };
 // A synthetic task over `vocab` ordinary words (ids 0 .. vocab-1): sources of uniform length in
@@ -83,7 +104,12 @@ std::unique_ptr<PairDataset> make_seq2seq_task(Seq2SeqTask task, int64_t min_len
 // The target of `source` under the task's rule (the reference the model must learn).
 std::vector<int32_t> seq2seq_target(Seq2SeqTask task, const std::vector<int32_t>& source, int64_t vocab);
 
-// Whether `source` (DataConfig::source) names sequence-to-sequence data: "pairs:..." or a task.
+// A translation corpus's dataset (data.source = "corpus:DIR"): the tokenizer (sentencepiece: trained
+// on both sides of the training split only) encodes the three splits; sample() draws from training
+// or validation as a pairs file's dataset does; eval_pairs(Test) is the test split.
+std::unique_ptr<PairDataset> make_corpus_dataset(const std::string& dir, const DataConfig& config);
+
+// Whether `source` (DataConfig::source) names sequence-to-sequence data: "pairs:...", "corpus:..." or a task.
 bool is_seq2seq_source(const std::string& source);
 // The sequence-to-sequence dataset of config.source, or null when it names none.
 std::unique_ptr<Dataset> make_seq2seq_dataset(const DataConfig& config);

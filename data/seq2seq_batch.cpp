@@ -74,6 +74,16 @@ PairTokens pair_tokens_after(int64_t ordinary_vocab, const char* op) {
 
 const PairDataset* as_pair_dataset(const Dataset& data) { return dynamic_cast<const PairDataset*>(&data); }
 
+std::vector<TokenPair> PairDataset::eval_pairs(EvalSplit split, int64_t max_pairs) const {
+  return split == EvalSplit::Validation ? validation_pairs(max_pairs) : std::vector<TokenPair>{};
+}
+
+std::vector<std::vector<std::string>> PairDataset::eval_references(EvalSplit split, int64_t max_pairs) const {
+  std::vector<std::string> targets;
+  for (const TokenPair& pair : eval_pairs(split, max_pairs)) targets.push_back(pair_text(*this, pair.target));
+  return {targets};
+}
+
 std::string render_ids(const std::vector<int32_t>& ids) {
   std::string out;
   for (size_t i = 0; i < ids.size(); ++i) {

@@ -161,6 +161,7 @@ std::unique_ptr<PairDataset> make_seq2seq_task(Seq2SeqTask task, int64_t min_len
 namespace {
 
 bool is_pairs_source(const std::string& source) { return source.rfind("pairs:", 0) == 0; }
+bool is_corpus_source(const std::string& source) { return source.rfind("corpus:", 0) == 0; }
 
 std::optional<Seq2SeqTask> task_named(const std::string& source) {
   for (const Seq2SeqTask task : {Seq2SeqTask::Copy, Seq2SeqTask::Reverse, Seq2SeqTask::Translate})
@@ -170,14 +171,21 @@ std::optional<Seq2SeqTask> task_named(const std::string& source) {
 
 }  // namespace
 
-bool is_seq2seq_source(const std::string& source) { return is_pairs_source(source) || task_named(source); }
+bool is_seq2seq_source(const std::string& source) {
+  return is_pairs_source(source) || is_corpus_source(source) || task_named(source);
+}
 
 std::unique_ptr<Dataset> make_seq2seq_dataset(const DataConfig& config) {
   const std::string& source = config.source;
   if (is_pairs_source(source)) {
     const std::string path = source.substr(6);
     NL_CHECK(!path.empty(), "data", "data.source \"pairs:\" names no file (expected \"pairs:PATH\")");
-    return make_pairs_dataset(path, config.tokenizer, config.val_fraction);
+    return make_pairs_dataset(path, config);
+  }
+  if (is_corpus_source(source)) {
+    const std::string dir = source.substr(7);
+    NL_CHECK(!dir.empty(), "data", "data.source \"corpus:\" names no folder (expected \"corpus:DIR\")");
+    return make_corpus_dataset(dir, config);
   }
   const std::optional<Seq2SeqTask> task = task_named(source);
   if (!task) return nullptr;

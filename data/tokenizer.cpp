@@ -6,6 +6,7 @@
 // Saved form (to_json / load_tokenizer):
 //   {"kind": "byte"}
 //   {"kind": "char", "code_points": [10, 32, 33, ...]}   (vocabulary as code point integers)
+//  * sentencepiece: trained subwords, saved as a model file beside tokenizer.json (data/sentencepiece.h).
 #include <algorithm>
 #include <cmath>
 
@@ -13,6 +14,7 @@
 
 #include "core/error.h"
 #include "data/dataset.h"
+#include "data/sentencepiece.h"
 #include "data/utf8.h"
 
 namespace normlab {
@@ -94,14 +96,17 @@ class CharTokenizer final : public Tokenizer {
 
 std::unique_ptr<Tokenizer> make_tokenizer(const std::string& kind, const std::string& training_text) {
   if (kind == "byte") return std::make_unique<ByteTokenizer>();
-  NL_CHECK(kind == "char", "tokenizer", "unknown tokenizer '{}' (expected char, byte)", kind);
+  NL_CHECK(kind != "sentencepiece", "tokenizer",
+           "data.tokenizer = \"sentencepiece\" is trained on the training split of sequence pairs "
+           "(data.source = \"pairs:PATH\" or \"corpus:DIR\"); this data has none (use char or byte)");
+  NL_CHECK(kind == "char", "tokenizer", "unknown tokenizer '{}' (expected char, byte, sentencepiece)", kind);
   std::vector<char32_t> vocab = utf8::decode(training_text, "tokenizer", "the training text");
   std::sort(vocab.begin(), vocab.end());
   vocab.erase(std::unique(vocab.begin(), vocab.end()), vocab.end());
   return std::make_unique<CharTokenizer>(std::move(vocab));
 }
 
-std::unique_ptr<Tokenizer> load_tokenizer(const std::string& json_text) {
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& json_text, const std::filesystem::path& run_dir) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json_text);
@@ -112,7 +117,9 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& json_text) {
   const auto kind = doc.find("kind");
   NL_CHECK(kind != doc.end() && kind->is_string(), "tokenizer", "tokenizer JSON has no \"kind\" string");
   if (*kind == "byte") return std::make_unique<ByteTokenizer>();
-  NL_CHECK(*kind == "char", "tokenizer", "unknown tokenizer kind {} in JSON (expected char, byte)", kind->dump());
+  if (*kind == "sentencepiece") return load_sentencepiece(json_text, run_dir);
+  NL_CHECK(*kind == "char", "tokenizer", "unknown tokenizer kind {} in JSON (expected char, byte, sentencepiece)",
+           kind->dump());
   const auto cps = doc.find("code_points");
   NL_CHECK(cps != doc.end() && cps->is_array(), "tokenizer", "char tokenizer JSON has no \"code_points\" array");
   std::vector<char32_t> vocab;

@@ -94,7 +94,8 @@ struct ModelConfig {
   int64_t vocab_size = 256;
   int64_t d_model = 128;
   int64_t n_heads = 4;
-  int64_t n_layers = 4;
+  int64_t n_layers = 4;           // blocks; encoder_decoder: the decoder's layers
+  int64_t encoder_layers = 0;     // encoder_decoder: the encoder's layers (0 = n_layers)
   int64_t d_ff = 512;             // FFN hidden width (SwiGLU: width of each of the two branches)
   int64_t context_length = 64;    // longest sequence (learned positional embedding rows)
   // Attention shape: n_kv_heads key/value heads shared by n_heads / n_kv_heads query heads each
@@ -142,5 +143,11 @@ struct ModelConfig {
 // Whether self-attention is causal: a decoder's is, an encoder's sees every position (with the
 // same 1 / sqrt(D) scale). encoder_decoder: its decoder stack's (the encoder stack's is not).
 inline bool is_causal(const ModelConfig& config) { return config.arch != ModelArch::Encoder; }
+
+// An encoder_decoder model's encoder depth: encoder_layers, or n_layers when it is 0. Dropout sites
+// are numbered from n_layers (the decoder's depth) alone, so equal depths keep earlier runs' masks.
+inline int64_t encoder_layers_of(const ModelConfig& config) {
+  return config.encoder_layers > 0 ? config.encoder_layers : config.n_layers;
+}
 
 }  // namespace normlab

@@ -40,7 +40,8 @@ class BlockList : public Module {
 class Seq2SeqStack : public Module {
  public:
   Seq2SeqStack(const ModelConfig& config, bool decoder) {
-    for (int64_t l = 0; l < config.n_layers; ++l)
+    const int64_t depth = decoder ? config.n_layers : encoder_layers_of(config);
+    for (int64_t l = 0; l < depth; ++l)
       layers_.push_back(register_module(std::to_string(l), std::make_shared<Seq2SeqLayer>(config, l, decoder)));
   }
   const std::vector<std::shared_ptr<Seq2SeqLayer>>& layers() const { return layers_; }
@@ -50,6 +51,9 @@ class Seq2SeqStack : public Module {
 };
 
 void validate(const ModelConfig& c) {
+  NL_CHECK(c.encoder_layers == 0 || c.arch == ModelArch::EncoderDecoder, "model",
+           "encoder_layers = {} needs arch 'encoder_decoder' (the other architectures have one stack of n_layers)",
+           c.encoder_layers);
   if (c.arch == ModelArch::EncoderDecoder) {
     check_seq2seq_placement(c.norm_placement);
     NL_CHECK(c.sliding_window == 0, "model", "arch 'encoder_decoder' does not support sliding_window (got {})",

@@ -54,7 +54,9 @@ double parameter_elements(const ModelConfig& m) {
     // final norm and positions per stack; untied: src_emb, tok_emb and lm_head.
     const double cross = 2 * C * Q + 2 * C * KV + (m.bias ? Q + 2 * KV + C : 0);
     const double cross_norms = norms_per_block(m.norm_placement) / 2 * per_norm;
-    return (m.tie_embeddings ? 1 : 3) * V * C + 2 * positions + L * (2 * block + cross + cross_norms) + 2 * final_norm;
+    const double E = static_cast<double>(encoder_layers_of(m));
+    return (m.tie_embeddings ? 1 : 3) * V * C + 2 * positions + E * block + L * (block + cross + cross_norms) +
+           2 * final_norm;
   }
   return (m.tie_embeddings ? 1 : 2) * V * C + positions + L * block + final_norm;
 }
@@ -108,7 +110,8 @@ double activation_elements(const RunConfig& c) {
     // attention terms above), its residual sum and norm(s).
     const double cross = 2 * N * (Q + 2 * KV) + 2 * N * Q + N * C + 2 * B * H * T * T;
     const double cross_norms = norms_per_block(m.norm_placement) / 2 * per_norm;
-    total += static_cast<double>(m.n_layers) * (block + cross + N * C + cross_norms + (dropout ? 2 * N * C : 0));
+    total += static_cast<double>(encoder_layers_of(m)) * block +
+             static_cast<double>(m.n_layers) * (cross + N * C + cross_norms + (dropout ? 2 * N * C : 0));
     embedding *= 2;
     final_norm *= 2;
   }

@@ -16,6 +16,7 @@
 #include "core/ops.h"
 #include "io/atomic_file.h"
 #include "train/checkpoint.h"
+#include "train/epoch_batches.h"
 #include "config/config.h"
 #include "data/seq2seq.h"
 #include "dist/data_parallel.h"
@@ -48,10 +49,23 @@ double seconds_since(Clock::time_point t0) {
 
 // Mean loss over log.eval_batches validation batches drawn from a generator of their own, so that
 // evaluating never changes the training data stream. Each rank evaluates its shard of every batch.
-double validation_loss(TransformerLM& model, const Dataset& data, const RunConfig& c, Communicator& comm) {
+// With train.max_tokens: the whole validation split instead, each batch weighted by its tokens.
+double validation_loss(TransformerLM& model, const Dataset& data, const RunConfig& c, Communicator& comm,
+                       const EpochBatches* epochs) {
   NoGradGuard no_grad;
   AutocastGuard autocast(compute_dtype(c.train.precision));  // evaluated as it trains
   model.eval();
+  if (epochs && !epochs->validation_batches().empty()) {
+    double weighted = 0.0;
+    int64_t tokens = 0;
+    for (const Batch& b : epochs->validation_batches()) {
+      const int64_t n = counted_tokens(b);
+      weighted += model.loss(b.inputs, b.targets, b.sources, b.source_padding).item() * static_cast<double>(n);
+      tokens += n;
+    }
+    model.train();
+    return weighted / static_cast<double>(tokens);
+  }
   Generator gen(c.train.seed * 1000003ull + 7919ull);
   double total = 0.0;
   for (int64_t i = 0; i < c.log.eval_batches; ++i) {
@@ -91,6 +105,7 @@ struct TrainState {
   RunConfig c;  // the resolved config (a resumed run's own config.toml)
   bool quiet = false, tty = false, moe = false;
   std::unique_ptr<Dataset> data;
+  std::optional<EpochBatches> epochs;  // train.max_tokens > 0
   std::optional<TransformerLM> model;  // on train.device; batches follow it
   std::unique_ptr<Optimizer> optimizer;
   Generator data_gen;
@@ -113,6 +128,37 @@ void check_both_splits(const Dataset& data, const RunConfig& c) {
   (void)data.sample(true, 1, c.train.context, probe);
 }
 
+// train.max_tokens: the batches of every epoch (train/epoch_batches.h); train.epochs sets the steps.
+void plan_epochs(TrainState& s) {
+  RunConfig& c = s.c;
+  if (c.train.max_tokens == 0) {
+    NL_CHECK(c.train.epochs == 0, "train",
+             "train.epochs = {} counts passes over batches of train.max_tokens tokens: set train.max_tokens too",
+             c.train.epochs);
+    return;
+  }
+  const PairDataset* pairs = as_pair_dataset(*s.data);
+  NL_CHECK(pairs != nullptr, "train", "train.max_tokens batches sequence-to-sequence pairs; data.source '{}' has none",
+           c.data.source);
+  NL_CHECK(s.comm.size() == 1, "train", "train.max_tokens runs in one process (its batches have no fixed row count "
+           "to split over {} ranks)", s.comm.size());
+  s.epochs.emplace(*pairs, c);
+  if (c.train.epochs > 0) c.train.steps = c.train.epochs * s.epochs->batches_per_epoch();
+  s.tokens_per_step = s.epochs->mean_tokens_per_batch();
+  if (!s.quiet)
+    fmt::print(stderr, "[train] {} batches of at most {} tokens per epoch ({:.1f}% padding){}\n",
+               s.epochs->batches_per_epoch(), c.train.max_tokens, 100.0 * s.epochs->plan().padding_share(),
+               c.train.epochs > 0 ? fmt::format(", {} epochs = {} steps", c.train.epochs, c.train.steps) : "");
+}
+
+// The config the memory estimate sees: with train.max_tokens, batches of max_tokens / context rows
+// of train.context tokens (B T = max_tokens at the longest T, where attention costs most).
+RunConfig memory_config(const RunConfig& c) {
+  RunConfig estimate = c;
+  if (c.train.max_tokens > 0) estimate.train.batch_size = std::max<int64_t>(1, c.train.max_tokens / c.train.context);
+  return estimate;
+}
+
 // Resolves the config, checks that it fits this run, builds the data, the model (initialised on
 // the host, then moved to train.device), the optimizer and the data generator.
 void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOptions& options) {
@@ -129,11 +175,14 @@ void build_model_and_data(TrainState& s, const RunConfig& given, const TrainOpti
   NL_CHECK(s.comm.size() == 1 || c.train.device.kind == DeviceKind::CPU, "train",
            "train.device = '{}': data-parallel training over MPI runs on the CPU (NCCL is not built)",
            c.train.device.str());
+  // A resumed run decodes with the tokenizer it trained with (sentencepiece: its saved model).
+  if (!options.resume_dir.empty()) c.data.saved_tokenizer_dir = options.resume_dir;
   s.data = make_dataset(c.data, c.model.arch == ModelArch::Encoder);  // encoder: masked-LM batches
   check_both_splits(*s.data, c);
   c.model.vocab_size = s.data->vocab_size();
   s.tokens_per_step = checked_mul(c.train.batch_size, c.train.context, "train", "train.batch_size * train.context");
-  check_training_memory(c, s.quiet);  // before anything big is allocated
+  plan_epochs(s);
+  check_training_memory(memory_config(c), s.quiet);  // before anything big is allocated
   s.model.emplace(c.model);
   s.model->to(c.train.device);
   s.optimizer = make_optimizer(c.optim, s.model->named_parameters());
@@ -175,7 +224,8 @@ StepResult run_step(TrainState& s, int64_t step) {
   TransformerLM& model = *s.model;
   inject_rank_fault(s.comm.rank(), step);
   // Every rank draws the whole global batch (the same stream) and trains on its shard of rows.
-  const Batch batch = shard_of(s.data->sample(false, c.train.batch_size, c.train.context, s.data_gen), s.comm);
+  const Batch batch = s.epochs ? s.epochs->training_batch(step)
+                               : shard_of(s.data->sample(false, c.train.batch_size, c.train.context, s.data_gen), s.comm);
   const bool log_norms = logs_grad_norms(c, step);
   DynamicsLog* dynamics = s.files.dynamics && s.files.dynamics->covers(step + 1) ? &*s.files.dynamics : nullptr;
   if (dynamics) dynamics->before_update(model);
@@ -210,11 +260,33 @@ void record_divergence(TrainState& s, int64_t step, const StepResult& out) {
 // A checkpoint after `steps_done` updates when train.checkpoint_every or the wall-time cadence
 // (TrainOptions::checkpoint_seconds) says so; rank 0's clock decides for every rank.
 void checkpoint_when_due(TrainState& s, int64_t steps_done) {
-  int due = checkpoint_due(steps_done, s.c.train.checkpoint_every, seconds_since(s.t_checkpoint), s.checkpoint_seconds);
+  int due = checkpoint_due(steps_done, s.c.train.checkpoint_every, seconds_since(s.t_checkpoint), s.checkpoint_seconds) ||
+            (s.epochs && s.epochs->ends_epoch(steps_done));
   s.comm.broadcast(&due, sizeof due, 0);
   if (due == 0) return;
   checkpoint(s.files, *s.model, *s.optimizer, s.data_gen, s.scaler, steps_done, s.comm);
   s.t_checkpoint = Clock::now();
+}
+
+// At the end of an epoch (train.max_tokens), after its validation loss `val`: the epoch number and,
+// with log.val_bleu, the greedy BLEU and chrF of the whole validation split into the metrics row;
+// when `val` is the best so far, the weights and optimizer state as RUN/best (a checkpoint of its
+// own, train/checkpoint.h) and RUN/best.json saying which epoch and step they are.
+void end_epoch(TrainState& s, int64_t update, double val, nlohmann::json& row) {
+  row["epoch"] = s.epochs->epoch_of_update(update);
+  const PairDataset* pairs = as_pair_dataset(*s.data);
+  if (s.c.log.val_bleu && pairs) {
+    const SplitScore score = score_split(*s.model, *pairs, EvalSplit::Validation, INT64_MAX, {1, 0, 1.0});
+    row["val_bleu"] = score.bleu.score;
+    row["val_chrf"] = score.chrf.score;
+  }
+  if (val >= s.result.best_val_loss || !s.files.dir) return;
+  const fs::path run_dir = s.files.dir->path;
+  fs::create_directories(run_dir / "best");
+  save_checkpoint((run_dir / "best").string(), *s.model, *s.optimizer, s.data_gen, update);
+  nlohmann::json best = {{"epoch", row["epoch"]}, {"step", update}, {"val_loss", val}};
+  if (row.contains("val_bleu")) best["val_bleu"] = row["val_bleu"];
+  write_file_atomic((run_dir / "best.json").string(), best.dump(1) + "\n");
 }
 
 // After an update: the throughput, the metrics row (with the validation loss every
@@ -240,10 +312,12 @@ void after_step(TrainState& s, int64_t step, const StepResult& out, double step_
     if (out.skipped) row["skipped"] = true;
   }
   if (s.moe) row["router_aux_loss"] = out.router_aux;
-  if ((c.log.eval_every > 0 && update % c.log.eval_every == 0) || last) {
-    const double val = validation_loss(*s.model, *s.data, c, s.comm);
+  const bool epoch_end = s.epochs && s.epochs->ends_epoch(update);
+  if ((c.log.eval_every > 0 && update % c.log.eval_every == 0) || last || epoch_end) {
+    const double val = validation_loss(*s.model, *s.data, c, s.comm, s.epochs ? &*s.epochs : nullptr);
     row["val_loss"] = val;
     s.result.final_val_loss = val;
+    if (epoch_end) end_epoch(s, update, val, row);
     s.result.best_val_loss = std::min(s.result.best_val_loss, val);
   }
   if (step == 0 || update % std::max<int64_t>(c.log.every, 1) == 0 || last || out.skipped || row.contains("val_loss"))
@@ -266,7 +340,7 @@ TrainResult finish(TrainState& s) {
   if (std::isinf(result.best_val_loss)) result.best_val_loss = NAN;  // no evaluation happened
   if (result.status == RunStatus::Completed && s.c.log.bleu_pairs > 0 && s.files.dir)  // rank 0 writes summary.json
     if (const PairDataset* pairs = as_pair_dataset(*s.data))
-      result.bleu = validation_bleu(*s.model, *pairs, s.c.log.bleu_pairs, {1, 0, 1.0}).bleu;
+      result.bleu = score_split(*s.model, *pairs, EvalSplit::Validation, s.c.log.bleu_pairs, {1, 0, 1.0}).bleu.score;
   result.tokens_per_second = s.tokens_per_second;
   result.fail_on_divergence = s.c.train.fail_on_divergence;
   result.wall_seconds = seconds_since(s.t_start);

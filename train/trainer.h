@@ -1,6 +1,8 @@
 // Training runs: one RunConfig in, one run directory out.
 //   runs/<name>/config.toml        the resolved configuration
 //   runs/<name>/tokenizer.json     the tokenizer (char vocabularies are built from the training text)
+//   runs/<name>/sentencepiece.model  data.tokenizer = "sentencepiece": the trained model that
+//                                  tokenizer.json names (data/sentencepiece.h); resume and sample load it
 //   runs/<name>/metrics.jsonl      step, train loss, val loss (every log.eval_every), lr, grad norm, tokens/s
 //   runs/<name>/grad_norms.csv     per-parameter and per-layer gradient norms (step 1 = the gradient at initialization,
 //                                  every log.grad_norm_every steps and the last step)

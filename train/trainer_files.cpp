@@ -49,7 +49,10 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
   if (!resuming) {
     write_file_atomic((dir / run_files::kConfig).string(), config_to_toml(c));
     write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(given) + "\n");
-    if (data.tokenizer()) write_file_atomic((dir / run_files::kTokenizer).string(), data.tokenizer()->to_json());
+    if (const Tokenizer* tokenizer = data.tokenizer()) {  // its files first: tokenizer.json names them
+      for (const TokenizerFile& file : tokenizer->files()) write_file_atomic((dir / file.name).string(), file.bytes);
+      write_file_atomic((dir / run_files::kTokenizer).string(), tokenizer->to_json());
+    }
   } else if (is_completed_run(dir) && !files.extending) {  // nothing to do: its checkpoint is checked, no file of it changes
     if (has_checkpoint(dir.string())) start_step = load_checkpoint(dir.string(), model, optimizer, data_gen, &scaler);
     remove_stale_checkpoint_files(dir.string());  // only what a failed writer left (ENOSPC on a removal)

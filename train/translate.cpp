@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+
+#include <fmt/format.h>
 
 #include "autograd/tape.h"
 #include "core/error.h"
@@ -37,6 +40,11 @@ class EvalModeGuard {
 };
 
 }  // namespace
+
+int64_t decode_length_limit(int64_t max_length, int64_t source_tokens, int64_t context_length) {
+  const int64_t fairseq = (12 * source_tokens + 9) / 10 + 10;  // ceil(1.2 |s|) + 10
+  return std::min(max_length > 0 ? max_length : fairseq, context_length);
+}
 
 std::vector<int32_t> translate(TransformerLM& model, const std::vector<int32_t>& source, const PairTokens& tokens,
                                const DecodeOptions& options) {
@@ -82,24 +90,114 @@ std::vector<int32_t> translate(TransformerLM& model, const std::vector<int32_t>&
     return rows;
   };
   const int64_t max_length =
-      options.max_length > 0 ? std::min(options.max_length, config.context_length) : config.context_length;
+      decode_length_limit(options.max_length, static_cast<int64_t>(source.size()), config.context_length);
   std::vector<int32_t> best =
       beam_search(scorer, {options.beam_size, max_length, options.length_penalty, tokens.eos}).front().tokens;
   if (!best.empty() && best.back() == tokens.eos) best.pop_back();
   return best;
 }
 
-BleuReport validation_bleu(TransformerLM& model, const PairDataset& data, int64_t max_pairs,
-                           const DecodeOptions& options) {
-  const PairTokens tokens = *data.pair_tokens();
-  BleuReport report;
-  for (const TokenPair& pair : data.validation_pairs(max_pairs)) {
-    report.sources.push_back(pair_text(data, pair.source));
-    report.references.push_back(pair_text(data, pair.target));
-    report.hypotheses.push_back(pair_text(data, translate(model, pair.source, tokens, options)));
+namespace {
+
+// Padded source tokens per batch of greedy decoding (score_split).
+constexpr int64_t kGreedyBatchTokens = 4096;
+
+int64_t source_positions(const std::vector<int32_t>& source) { return static_cast<int64_t>(source.size()) + 1; }
+
+// Greedy decoding of one batch of sources (sorted rows, `rows` indices into `sources`).
+void decode_greedy_batch(TransformerLM& model, const std::vector<std::vector<int32_t>>& sources,
+                         const std::vector<size_t>& rows, const PairTokens& tokens, int64_t max_length,
+                         std::vector<std::vector<int32_t>>& out) {
+  std::vector<const TokenPair*> pairs;
+  std::vector<TokenPair> holders(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    holders[r].source = sources[rows[r]];
+    holders[r].target = {};
+    pairs.push_back(&holders[r]);
   }
-  report.bleu = corpus_bleu(report.hypotheses, report.references);
-  return report;
+  const int64_t context = model.config().context_length;
+  const Batch packed = pack_pairs(pairs, tokens, context, [&](size_t r) { return fmt::format("source {}", rows[r]); },
+                                  "translate");
+  const Device device = model.parameters().front().value().device();
+  const Tensor padding = packed.source_padding.to(device);
+  const Var memory = model.encode(packed.sources.to(device), padding);  // (B,S,C)
+  const auto n = static_cast<int64_t>(rows.size());
+  std::vector<std::vector<int32_t>> prefixes(rows.size(), std::vector<int32_t>{tokens.bos});
+  std::vector<bool> done(rows.size(), false);
+  std::vector<int64_t> limit;  // each row's decode_length_limit
+  int64_t longest_limit = 0;
+  for (const size_t row : rows) {
+    limit.push_back(decode_length_limit(max_length, static_cast<int64_t>(sources[row].size()), context));
+    longest_limit = std::max(longest_limit, limit.back());
+  }
+  for (int64_t t = 1; t <= longest_limit; ++t) {
+    std::vector<int32_t> ids;
+    for (const auto& prefix : prefixes) ids.insert(ids.end(), prefix.begin(), prefix.end());
+    const Tensor logits = model.decode(Tensor::from_ints(ids, {n, t}).to(device), memory, padding).value();  // (B,T,V)
+    const std::vector<double> all = logits.to_vector();
+    const auto v = static_cast<size_t>(logits.size(2));
+    bool all_done = true;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const auto last = all.begin() + static_cast<std::ptrdiff_t>((r * static_cast<size_t>(t) + t - 1) * v);
+      const auto best = static_cast<int32_t>(std::max_element(last, last + static_cast<std::ptrdiff_t>(v)) - last);
+      prefixes[r].push_back(done[r] ? tokens.pad : best);  // a finished row only pads
+      if (!done[r] && best != tokens.eos) out[rows[r]].push_back(best);
+      done[r] = done[r] || best == tokens.eos || t >= limit[r];
+      all_done = all_done && done[r];
+    }
+    if (all_done) break;
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<int32_t>> translate_greedy(TransformerLM& model, const std::vector<std::vector<int32_t>>& sources,
+                                                   const PairTokens& tokens, int64_t max_length, int64_t max_tokens) {
+  const ModelConfig& config = model.config();
+  NL_CHECK(config.arch == ModelArch::EncoderDecoder, "translate", "needs model.arch = \"encoder_decoder\", got \"{}\"",
+           config.arch);
+  NL_CHECK(max_tokens >= 1, "translate", "max_tokens must be >= 1, got {}", max_tokens);
+  NoGradGuard no_grad;
+  const EvalModeGuard eval(model);
+  std::vector<size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
+  std::vector<std::vector<int32_t>> out(sources.size());
+  for (size_t start = 0; start < order.size();) {
+    // Rows are sorted by length, so the last one added is the longest: (rows) * (its source + EOS).
+    size_t end = start + 1;
+    while (end < order.size() && static_cast<int64_t>(end - start + 1) * source_positions(sources[order[end]]) <= max_tokens)
+      ++end;
+    const std::vector<size_t> rows(order.begin() + static_cast<std::ptrdiff_t>(start),
+                                   order.begin() + static_cast<std::ptrdiff_t>(end));
+    decode_greedy_batch(model, sources, rows, tokens, max_length, out);
+    start = end;
+  }
+  return out;
+}
+
+SplitScore score_split(TransformerLM& model, const PairDataset& data, EvalSplit split, int64_t max_pairs,
+                       const DecodeOptions& options) {
+  const PairTokens tokens = *data.pair_tokens();
+  const std::vector<TokenPair> pairs = data.eval_pairs(split, max_pairs);
+  SplitScore score;
+  score.references = data.eval_references(split, max_pairs);
+  std::vector<std::vector<int32_t>> sources;
+  for (const TokenPair& pair : pairs) sources.push_back(pair.source);
+  std::vector<std::vector<int32_t>> outputs;
+  if (options.beam_size == 1) {
+    outputs = translate_greedy(model, sources, tokens, options.max_length, kGreedyBatchTokens);
+  } else {
+    for (const auto& source : sources) outputs.push_back(translate(model, source, tokens, options));
+  }
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    score.sources.push_back(pair_text(data, sources[i]));
+    score.hypotheses.push_back(pair_text(data, outputs[i]));
+  }
+  NL_CHECK(!pairs.empty(), "translate", "the {} split has no pairs to score", split == EvalSplit::Test ? "test" : "validation");
+  score.bleu = corpus_bleu_score(score.hypotheses, score.references);
+  score.chrf = corpus_chrf(score.hypotheses, score.references);
+  return score;
 }
 
 }  // namespace normlab

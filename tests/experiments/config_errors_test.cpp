@@ -98,7 +98,7 @@ TEST(ConfigErrors, UnknownChoices) {
             "x.toml:2: [schedule] kind must be one of constant, inverse_sqrt, linear, cosine; got 'cosin' "
             "(did you mean 'cosine'?)");
   EXPECT_EQ(file_error("[data]\ntokenizer = \"bpe\"\n"),
-            "x.toml:2: [data] tokenizer must be one of char, byte; got 'bpe' (did you mean 'byte'?)");
+            "x.toml:2: [data] tokenizer must be one of char, byte, sentencepiece; got 'bpe' (did you mean 'byte'?)");
   EXPECT_EQ(file_error("[train]\ndevice = \"tpu\"\n"), "x.toml:2: [train] device must be cpu, cuda or cuda:N; got 'tpu'");
   EXPECT_EQ(file_error("[train]\nname = \"a/b\"\n"),
             "x.toml:2: [train] name must be a plain directory name (not empty, no '/'), got 'a/b'");

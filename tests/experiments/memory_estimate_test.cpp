@@ -67,6 +67,9 @@ const std::vector<std::vector<std::string>>& shapes() {
       {"model.arch=encoder_decoder", "data.source=seq2seq_reverse", "data.copy_length=7",
        "data.seq2seq_min_length=7", "model.norm_placement=sandwich", "model.tie_embeddings=false",
        "model.dropout=0.1", "train.batch_size=16"},
+      // an encoder deeper than the decoder (model.encoder_layers)
+      {"model.arch=encoder_decoder", "data.source=seq2seq_copy", "data.copy_length=7", "data.seq2seq_min_length=7",
+       "model.norm_placement=pre", "model.encoder_layers=3", "model.n_layers=1", "train.batch_size=16"},
   };
   return s;
 }

@@ -9,6 +9,7 @@
 #include "command_util.h"
 #include "config/config.h"
 #include "io/csv.h"
+#include "io/safetensors.h"
 #include "train/trainer.h"
 #include "test_util.h"
 #include "trainer_test_util.h"
@@ -84,6 +85,32 @@ TEST(Seq2SeqTraining, StoppedAndResumedRunMatchesTheUninterruptedOne) {
   ASSERT_EQ(m_part.size(), m_full.size());
   for (size_t i = 0; i < m_full.size(); ++i) EXPECT_EQ(m_part[i], m_full[i]) << "record " << i;
   EXPECT_EQ(resumed.final_val_loss, full.final_val_loss);
+}
+
+// normlab grads on an encoder-decoder: the batch's sources are written, and the loss is the
+// label-smoothed training loss of those weights and that batch (not the plain cross-entropy).
+TEST(Seq2SeqTraining, GradsDumpsAnEncoderDecoderWithItsLabelSmoothedLoss) {
+  ScratchDir dir;
+  const std::string out = dir.file("grads.safetensors");
+  const std::string config = std::string(NORMLAB_SOURCE_DIR) + "/experiments/configs/seq2seq_translate.toml";
+  const auto run = test::run_command(test::kNormlab + " grads " + config +
+                                     " model.d_model=32 model.n_heads=2 model.n_layers=1 model.d_ff=64 "
+                                     "train.batch_size=4 --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const SafetensorsFile file = load_safetensors(out);
+  RunConfig c = load_config(config, {"model.d_model=32", "model.n_heads=2", "model.n_layers=1", "model.d_ff=64",
+                                     "train.batch_size=4"});
+  const auto data = make_dataset(c.data);
+  c.model.vocab_size = data->vocab_size();
+  TransformerLM model(c.model);
+  Generator gen(c.train.seed);
+  const Batch batch = data->sample(false, c.train.batch_size, c.train.context, gen);
+  EXPECT_EQ(file.get("sources").to_vector(), batch.sources.to_vector());
+  EXPECT_EQ(file.get("source_padding").to_vector(), batch.source_padding.to_vector());
+  const double smoothed = model.training_loss(batch.inputs, batch.targets, batch.sources, batch.source_padding).item();
+  const double plain = model.loss(batch.inputs, batch.targets, batch.sources, batch.source_padding).item();
+  EXPECT_NEAR(file.get("loss").to_vector()[0], smoothed, 1e-12);
+  EXPECT_GT(std::abs(smoothed - plain), 1e-3);
 }
 
 TEST(Seq2SeqTraining, APairTooLongForTheContextIsNamedBeforeTraining) {

@@ -187,5 +187,33 @@ TEST(EncoderDecoder, InterfaceErrors) {
                  fmt::format("arch 'encoder_decoder' does not support norm_placement '{}'", unsupported));
 }
 
+// model.encoder_layers: an encoder of 3 layers under a decoder of 1, gradchecked, with the layers
+// each stack should have; encoder_layers = n_layers is the model of encoder_layers = 0, dropout masks
+// included (the same training loss in training mode).
+TEST(EncoderDecoder, SeparateEncoderAndDecoderDepths) {
+  ModelConfig c = seq2seq_config(NormPlacement::Pre);
+  c.n_layers = 1;
+  c.encoder_layers = 3;
+  expect_gradcheck_passes(make_model_case("seq2seq_deep_encoder", "", c));
+  TransformerLM model(c);
+  EXPECT_TRUE(has_name(model, "encoder.2.attn.q.weight"));
+  EXPECT_FALSE(has_name(model, "encoder.3.attn.q.weight"));
+  EXPECT_TRUE(has_name(model, "decoder.0.cross_attn.q.weight"));
+  EXPECT_FALSE(has_name(model, "decoder.1.cross_attn.q.weight"));
+
+  ModelConfig equal = seq2seq_config(NormPlacement::Post);
+  equal.dropout = 0.3;
+  ModelConfig explicit_equal = equal;
+  explicit_equal.encoder_layers = equal.n_layers;
+  TransformerLM a(equal), b(explicit_equal);
+  const TinyBatch batch = tiny_batch(equal);
+  EXPECT_EQ(a.loss(batch.ids, batch.targets, batch.sources, batch.source_padding).item(),
+            b.loss(batch.ids, batch.targets, batch.sources, batch.source_padding).item());
+
+  ModelConfig decoder_only = tiny_model_config(NormPlacement::Pre);
+  decoder_only.encoder_layers = 2;
+  EXPECT_THROW(TransformerLM{decoder_only}, Error);
+}
+
 }  // namespace
 }  // namespace normlab
