@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
@@ -12,6 +13,19 @@
 namespace fs = std::filesystem;
 
 namespace normlab::xiong {
+
+std::string not_reproduced_sentence(const std::vector<Section>& sections) {
+  std::vector<std::string> ids;
+  size_t decided = 0;
+  for (const Section& s : sections)
+    for (const Verdict& v : s.verdicts) {
+      ++decided;
+      if (v.verdict != "reproduced") ids.push_back(fmt::format("{} ({})", v.id, v.verdict));
+    }
+  if (decided == 0) return "No claim is decided in this report.";
+  if (ids.empty()) return "Every claim above is reproduced.";
+  return fmt::format("Not reproduced: {}.", fmt::join(ids, ", "));
+}
 
 std::string now_text() {
   const std::time_t t = std::time(nullptr);

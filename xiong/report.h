@@ -47,6 +47,11 @@ std::string num(double v, int digits = 3);
 // A mean with its 95% t interval over seeds: "0.123 [0.101, 0.145]"; "-" when empty.
 std::string mean_ci_text(const std::vector<double>& values, int digits = 3);
 
+// The first sentence of "Where we differ from the paper", from the sections' verdicts: "No claim is
+// decided in this report." when there is none (an exploratory experiment alone), "Every claim
+// above is reproduced." when all are, else "Not reproduced: E2b.W1 (contradicted), ...".
+std::string not_reproduced_sentence(const std::vector<Section>& sections);
+
 // A markdown table. Cells are escaped ('|' becomes '\|'), so every row has the header's cell count;
 // a row of another length is an error.
 std::string md_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);

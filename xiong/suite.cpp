@@ -82,13 +82,7 @@ std::string criteria_list(const std::vector<Section>& sections) {
 
 // The claims not reproduced, and the measured explanations of docs in differences.md (if present).
 std::string differences(const Context& ctx, const std::vector<Section>& sections) {
-  std::string md = "## Where we differ from the paper\n\n";
-  std::vector<std::string> ids;
-  for (const Section& s : sections)
-    for (const Verdict& v : s.verdicts)
-      if (v.verdict != "reproduced") ids.push_back(fmt::format("{} ({})", v.id, v.verdict));
-  md += ids.empty() ? std::string("Every claim above is reproduced.\n\n")
-                    : fmt::format("Not reproduced: {}.\n\n", fmt::join(ids, ", "));
+  std::string md = "## Where we differ from the paper\n\n" + not_reproduced_sentence(sections) + "\n\n";
   const fs::path notes = ctx.config_dir / "differences.md";
   if (!ctx.grids.quick && fs::exists(notes)) md += read_whole_file(notes, "reproduce") + "\n";
   return md;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "xiong/report.h"
 #include "xiong/verdict.h"
 
 namespace normlab::xiong {
@@ -58,6 +59,23 @@ TEST(XiongVerdict, VerdictJsonHasTheDocumentedFields) {
   EXPECT_TRUE(j["ci_high"].is_null());  // infinite bounds become null
   EXPECT_EQ(j["verdict"], "reproduced");
   EXPECT_EQ(j["steps"], 2000);
+}
+
+// The report's sentence over its verdict table: true for an empty table, an all-reproduced one and
+// one with failures (issue 53: "Every claim above is reproduced" stood under an empty table).
+TEST(XiongReportText, TheNotReproducedSentenceSaysWhatTheTableHolds) {
+  EXPECT_EQ(not_reproduced_sentence({}), "No claim is decided in this report.");
+  Section empty{"E9", "why warmup", "", {}};
+  EXPECT_EQ(not_reproduced_sentence({empty}), "No claim is decided in this report.");
+  Section s{"E2", "profile", "", {with(0.5, 0.1, 0.9), with(0.5, 0.1, 0.9)}};
+  s.verdicts[0].id = "E2a";
+  s.verdicts[1].id = "E2b";
+  s.verdicts[0].verdict = s.verdicts[1].verdict = "reproduced";
+  EXPECT_EQ(not_reproduced_sentence({empty, s}), "Every claim above is reproduced.");
+  s.verdicts[1].verdict = "contradicted";
+  EXPECT_EQ(not_reproduced_sentence({s}), "Not reproduced: E2b (contradicted).");
+  s.verdicts[0].verdict = "inconclusive";
+  EXPECT_EQ(not_reproduced_sentence({s}), "Not reproduced: E2a (inconclusive), E2b (contradicted).");
 }
 
 }  // namespace
