@@ -36,23 +36,13 @@ import sys
 import time
 
 
-def _pin_blas_threads():
-    # Debian's PyTorch does its GEMMs in the system OpenBLAS (pthread build), whose thread count
-    # torch.set_num_threads does not control: without this, "--threads 1" still ran every GEMM on
-    # all cores. The variable must be set before OpenBLAS is loaded, i.e. before importing torch.
-    for i, arg in enumerate(sys.argv):
-        value = arg.split("=", 1)[1] if arg.startswith("--threads=") else (
-            sys.argv[i + 1] if arg == "--threads" and i + 1 < len(sys.argv) else None)
-        if value and value.isdigit() and int(value) > 0:
-            os.environ["OPENBLAS_NUM_THREADS"] = value
-            os.environ["OMP_NUM_THREADS"] = value
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blas_threads  # noqa: E402
 
-
-_pin_blas_threads()
+blas_threads.pin_from_argv()
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_fast_model as fast  # noqa: E402
 import torch_model as tm  # noqa: E402
 

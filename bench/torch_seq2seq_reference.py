@@ -31,22 +31,13 @@ import sys
 import time
 
 
-def _pin_blas_threads():
-    # As bench/torch_reference.py: OpenBLAS (Debian's torch) reads its thread count from the
-    # environment when it is loaded, so "--threads T" must be set before importing torch.
-    for i, arg in enumerate(sys.argv):
-        value = arg.split("=", 1)[1] if arg.startswith("--threads=") else (
-            sys.argv[i + 1] if arg == "--threads" and i + 1 < len(sys.argv) else None)
-        if value and value.isdigit() and int(value) > 0:
-            os.environ["OPENBLAS_NUM_THREADS"] = value
-            os.environ["OMP_NUM_THREADS"] = value
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blas_threads  # noqa: E402
 
-
-_pin_blas_threads()
+blas_threads.pin_from_argv()
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_model as tm  # noqa: E402  (load_config: defaults, file, overrides)
 
 
