@@ -3,9 +3,27 @@
 #include <cmath>
 
 #include "autograd/ops.h"
+#include "autograd/tape.h"
+#include "core/ops.h"
 #include "nn/activation_record.h"
 
 namespace normlab {
+
+Tensor position_rows(const Tensor& table, int64_t start, int64_t count) {
+  NL_CHECK(table.dim() == 2 && start >= 0 && count >= 1 && start + count <= table.size(0), "position_rows",
+           "rows [{}, {}) of a (T, C) table, got {}", start, start + count, table.describe());
+  const int64_t c = table.size(1);
+  return ops::narrow_last(table.contiguous().reshape({1, table.numel()}), start * c, count * c).reshape({count, c});
+}
+
+namespace {
+// cached (..., n) with fresh (..., m) appended on the last axis -> (..., n + m); cached undefined: fresh.
+Var append_last(const Var& cached, const Var& fresh) {
+  if (!cached.defined()) return fresh;
+  const int64_t n = cached.size(-1), total = n + fresh.size(-1);
+  return constant(ops::add(ops::pad_last(cached.value(), 0, total), ops::pad_last(fresh.value(), n, total)));
+}
+}  // namespace
 
 int64_t kv_heads_of(const ModelConfig& config) {
   return config.n_kv_heads > 0 ? config.n_kv_heads : config.n_heads;
@@ -96,6 +114,57 @@ Var CausalSelfAttention::attend(const Var& q, const Var& k, const Var& v, const 
   if (group != 1) probs = reshape(probs, {b, kv_heads_, group * tq, tk});
   const Var heads = matmul(probs, v);                                          // (B,K,group Tq,D)
   return group == 1 ? heads : reshape(heads, {b, heads_, tq, head_dim_});    // (B,H,Tq,D)
+}
+
+}  // namespace normlab
+
+namespace normlab {
+
+Var CausalSelfAttention::step(const Var& x, int64_t position, KeyValueCache& cache) {
+  NL_CHECK(!grad_enabled(), "attention", "incremental decoding runs without the tape (NoGradGuard)");
+  NL_CHECK(causal_ && window_ == 0, "attention", "incremental decoding needs causal self-attention without a window");
+  NL_CHECK(x.dim() == 3 && x.size(1) == 1, "attention", "a decoding step takes x (B,1,C), got {}", shape_str(x.shape()));
+  const int64_t cached = cache.keys_t.defined() ? cache.keys_t.size(3) : 0;
+  NL_CHECK(cached == position, "attention", "the cache holds {} positions, the step is at position {}", cached, position);
+  Var q = split_heads(q_->forward(x), heads_);    // (B,H,1,D)
+  Var k = split_heads(k_->forward(x), kv_heads_);  // (B,K,1,D)
+  const Var v = split_heads(v_->forward(x), kv_heads_);
+  if (q_norm_) {
+    q = q_norm_->forward(q);
+    k = k_norm_->forward(k);
+  }
+  if (rope_) {  // the tables of run(), row `position`
+    const DType dtype = q.value().dtype(), table_dtype = is_half(dtype) ? DType::F32 : dtype;
+    const RopeTables tables = rope_tables(position + 1, head_dim_, rope_theta_, table_dtype);
+    const Tensor cos = position_rows(tables.cos, position, 1).to(dtype), sin = position_rows(tables.sin, position, 1).to(dtype);
+    q = rope(q, cos, sin);
+    k = rope(k, cos, sin);
+  }
+  cache.keys_t = append_last(cache.keys_t, transpose(k, 2, 3));  // (B,K,D,t)
+  cache.values_t = append_last(cache.values_t, transpose(v, 2, 3));
+  // One query per head, so query heads h = g * group + r are (B,K,group,D) in memory and the newest
+  // position sees every cached one: the causal mask has nothing to hide.
+  const int64_t b = x.size(0), group = heads_ / kv_heads_;
+  const Var scores = matmul(reshape(q, {b, kv_heads_, group, head_dim_}), cache.keys_t);  // (B,K,group,t)
+  const Var probs = softmax(scale(scores, 1.0 / std::sqrt(static_cast<double>(head_dim_))));
+  const Var heads = matmul(probs, cache.values_t, false, true);  // (B,K,group,D)
+  return o_->forward(merge_heads(reshape(heads, {b, heads_, 1, head_dim_})));  // (B,1,C)
+}
+
+MemoryKeyValues CausalSelfAttention::memory_keys_values(const Var& memory) {
+  NL_CHECK(!causal_, "attention", "cross-attention cannot be causal (queries and keys are different sequences)");
+  Var k = split_heads(k_->forward(memory), kv_heads_);  // (B,K,S,D)
+  if (k_norm_) k = k_norm_->forward(k);
+  return {k, split_heads(v_->forward(memory), kv_heads_)};
+}
+
+Var CausalSelfAttention::step_cross(const Var& x, const MemoryKeyValues& memory, const Tensor& key_padding) {
+  NL_CHECK(x.dim() == 3 && x.size(1) == 1 && memory.keys.size(0) == x.size(0), "attention",
+           "a cross-attention step takes x (B,1,C) and memory keys (B,K,S,D), got {} and {}", shape_str(x.shape()),
+           shape_str(memory.keys.shape()));
+  Var q = split_heads(q_->forward(x), heads_);  // (B,H,1,D)
+  if (q_norm_) q = q_norm_->forward(q);
+  return o_->forward(merge_heads(attend(q, memory.keys, memory.values, &key_padding)));  // (B,1,C)
 }
 
 }  // namespace normlab

@@ -27,6 +27,20 @@
 
 namespace normlab {
 
+// Rows [start, start + count) of a (T, C) position table (sinusoidal positions, rope's cos and sin)
+// as a fresh (count, C) tensor: the positions of the newest tokens in incremental decoding.
+Tensor position_rows(const Tensor& table, int64_t start, int64_t count);
+
+// Incremental decoding (no tape, eval mode) keeps, per self-attention, the keys and values of the
+// positions decoded so far, transposed, (B,K,D,t), so that a new position appends on the last axis.
+// Cross-attention's keys and values come from the encoder's memory once: (B,K,S,D).
+struct KeyValueCache {
+  Var keys_t, values_t;  // (B,K,D,t); undefined before the first position
+};
+struct MemoryKeyValues {
+  Var keys, values;  // (B,K,S,D)
+};
+
 // The resolved attention shape of a config (0 = default in n_kv_heads and head_dim).
 int64_t kv_heads_of(const ModelConfig& config);
 int64_t head_dim_of(const ModelConfig& config);
@@ -44,6 +58,15 @@ class CausalSelfAttention : public Module {
   // Cross-attention: q from x (B,T,C), k and v from memory (B,S,C); key_padding (B,S) int32 or
   // undefined -> (B,T,C). Throws when built causal.
   Var forward(const Var& x, const Var& memory, const Tensor& key_padding, uint64_t dropout_seed);
+
+  // ---- incremental decoding (nn/transformer.h's decode_step) ----
+  // Causal self-attention of the newest position: x (B,1,C) at `position` (= the cache's length),
+  // its key and value appended to `cache` -> (B,1,C), what forward gives at that position.
+  Var step(const Var& x, int64_t position, KeyValueCache& cache);
+  // Cross-attention's keys and values of memory (B,S,C) (k_norm applied), made once per source batch.
+  MemoryKeyValues memory_keys_values(const Var& memory);
+  // Cross-attention of x (B,1,C) over memory's keys and values; key_padding (B,S) or undefined.
+  Var step_cross(const Var& x, const MemoryKeyValues& memory, const Tensor& key_padding);
 
  private:
   // The shared body: q from x, k and v from kv_source (x itself for self-attention).

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "autograd/ops.h"
+#include "core/ops.h"
 #include "nn/layers.h"
 
 namespace normlab {
@@ -81,6 +82,65 @@ Var Seq2SeqLayer::forward(const Var& x, const Var& memory, const Tensor& memory_
     const ScopeGuard in_scope(ffn_->scope());
     return ffn_->forward(in, dropout_site_seed(seed, site + 1));
   });
+}
+
+DecoderLayerCache Seq2SeqLayer::start_decoding(const Var& memory) {
+  NL_CHECK(decoder_, "model", "an encoder layer has nothing to decode");
+  const ScopeGuard in_scope(cross_attn_->scope());
+  return {KeyValueCache{}, cross_attn_->memory_keys_values(memory)};
+}
+
+Var Seq2SeqLayer::step(const Var& x, int64_t position, DecoderLayerCache& cache, const Tensor& memory_padding) {
+  NL_CHECK(decoder_, "model", "an encoder layer has nothing to decode");
+  const Var h = sublayer(x, 0, [&](const Var& in) {  // (B,1,C), the newest position
+    const ScopeGuard in_scope(attn_->scope());
+    return attn_->step(in, position, cache.self);
+  });
+  const Var c = sublayer(h, 1, [&](const Var& in) {
+    const ScopeGuard in_scope(cross_attn_->scope());
+    return cross_attn_->step_cross(in, cache.memory, memory_padding);
+  });
+  return sublayer(c, 2, [&](const Var& in) {
+    const ScopeGuard in_scope(ffn_->scope());
+    return ffn_->forward(in, 0);
+  });
+}
+
+namespace {
+// x (B, ...) -> (rows.size(), ...), row i = x's row rows[i].
+Tensor select_batch_rows(const Tensor& x, const std::vector<int64_t>& rows) {
+  const int64_t batch = x.size(0), width = x.numel() / batch;
+  std::vector<int32_t> ids;
+  for (const int64_t row : rows) {
+    NL_CHECK(row >= 0 && row < batch, "decode", "row {} is outside the batch of {}", row, batch);
+    ids.push_back(static_cast<int32_t>(row));
+  }
+  Shape shape = x.shape();
+  shape[0] = static_cast<int64_t>(rows.size());
+  if (x.dtype() == DType::I32) {  // the padding mask, on the host
+    const std::vector<int32_t> all = x.to_ints();
+    std::vector<int32_t> kept;
+    for (const int32_t row : ids) kept.insert(kept.end(), all.begin() + row * width, all.begin() + (row + 1) * width);
+    return Tensor::from_ints(kept, shape).to(x.device());
+  }
+  const Tensor index = Tensor::from_ints(ids, {static_cast<int64_t>(ids.size())}).to(x.device());
+  return ops::embedding(x.contiguous().reshape({batch, width}), index).reshape(shape);
+}
+
+Var select_batch_rows(const Var& x, const std::vector<int64_t>& rows) {
+  return x.defined() ? constant(select_batch_rows(x.value(), rows)) : x;
+}
+}  // namespace
+
+void DecoderState::select_rows(const std::vector<int64_t>& rows) {
+  NL_CHECK(!rows.empty(), "decode", "select_rows needs at least one row");
+  for (DecoderLayerCache& layer : layers) {
+    layer.self.keys_t = select_batch_rows(layer.self.keys_t, rows);
+    layer.self.values_t = select_batch_rows(layer.self.values_t, rows);
+    layer.memory.keys = select_batch_rows(layer.memory.keys, rows);
+    layer.memory.values = select_batch_rows(layer.memory.values, rows);
+  }
+  if (source_padding.defined()) source_padding = select_batch_rows(source_padding, rows);
 }
 
 }  // namespace normlab

@@ -39,6 +39,22 @@ void check_seq2seq_placement(NormPlacement placement);
 uint64_t seq2seq_cross_site(int64_t n_layers, int64_t l);
 uint64_t seq2seq_source_embedding_site(int64_t n_layers);
 
+// A decoder layer's keys and values in incremental decoding (nn/attention.h).
+struct DecoderLayerCache {
+  KeyValueCache self;
+  MemoryKeyValues memory;
+};
+
+// The decoder's state in incremental decoding (TransformerLM::start_decoding, decode_step).
+struct DecoderState {
+  std::vector<DecoderLayerCache> layers;
+  Tensor source_padding;  // (B,S) int32 or undefined
+  int64_t length = 0;     // positions decoded so far
+  // Keeps batch row rows[i] as row i, rows may repeat (beam search's surviving hypotheses).
+  // Throws "[decode] ..." for a row outside the batch.
+  void select_rows(const std::vector<int64_t>& rows);
+};
+
 class Seq2SeqLayer : public Module {
  public:
   // decoder: the decoder layer (three sub-layers), else the encoder layer (two).
@@ -48,6 +64,10 @@ class Seq2SeqLayer : public Module {
   // Decoder layer: x (B,T,C), memory (B,S,C) the encoder's output, memory_padding (B,S) or
   // undefined -> (B,T,C).
   Var forward(const Var& x, const Var& memory, const Tensor& memory_padding, uint64_t dropout_seed);
+  // Decoder layer, incremental decoding: the cache for memory (B,S,C), then one step per position,
+  // x (B,1,C) at `position` -> (B,1,C), what forward gives at that position.
+  DecoderLayerCache start_decoding(const Var& memory);
+  Var step(const Var& x, int64_t position, DecoderLayerCache& cache, const Tensor& memory_padding);
   const std::shared_ptr<FeedForwardLayer>& ffn() const { return ffn_; }
 
  private:

@@ -19,36 +19,11 @@
 #include "nn/layers.h"
 #include "nn/norms.h"
 #include "nn/seq2seq_layer.h"
+#include "nn/transformer_impl.h"
 
 namespace normlab {
 
 namespace {
-
-// "blocks": children named "0", "1", ...
-class BlockList : public Module {
- public:
-  void append(std::shared_ptr<Block> block) {
-    blocks_.push_back(register_module(std::to_string(blocks_.size()), std::move(block)));
-  }
-  const std::vector<std::shared_ptr<Block>>& blocks() const { return blocks_; }
-
- private:
-  std::vector<std::shared_ptr<Block>> blocks_;
-};
-
-// "encoder" or "decoder" of an encoder_decoder model: children "0", "1", ...
-class Seq2SeqStack : public Module {
- public:
-  Seq2SeqStack(const ModelConfig& config, bool decoder) {
-    const int64_t depth = decoder ? config.n_layers : encoder_layers_of(config);
-    for (int64_t l = 0; l < depth; ++l)
-      layers_.push_back(register_module(std::to_string(l), std::make_shared<Seq2SeqLayer>(config, l, decoder)));
-  }
-  const std::vector<std::shared_ptr<Seq2SeqLayer>>& layers() const { return layers_; }
-
- private:
-  std::vector<std::shared_ptr<Seq2SeqLayer>> layers_;
-};
 
 void validate(const ModelConfig& c) {
   NL_CHECK(c.encoder_layers == 0 || c.arch == ModelArch::EncoderDecoder, "model",
@@ -101,12 +76,13 @@ void validate(const ModelConfig& c) {
   }
 }
 
+}  // namespace
+
 // sqrt(mean(x^2)), computed on the host side of the tape (records nothing).
 double rms(const Var& x) {
   return std::sqrt(ops::sum_squares(x.value()) / static_cast<double>(x.value().numel()));
 }
 
-}  // namespace
 
 Tensor sinusoidal_positions(int64_t t, int64_t c, DType dtype) {
   NL_CHECK(t >= 1 && c >= 1, "sinusoidal_positions", "needs T >= 1 and C >= 1, got T = {}, C = {}", t, c);
@@ -118,37 +94,6 @@ Tensor sinusoidal_positions(int64_t t, int64_t c, DType dtype) {
       table[static_cast<size_t>(p * c + j)] = j % 2 == 0 ? std::sin(angle) : std::cos(angle);
     }
   return Tensor::from_vector(table, {t, c}, dtype);
-}
-
-struct TransformerLM::Impl {
-  std::shared_ptr<Embedding> tok_emb, pos_emb;  // pos_emb: learned positions only
-  std::shared_ptr<BlockList> blocks;            // decoder, encoder archs
-  std::shared_ptr<Norm> final_norm;  // null for post, none, deepnorm
-  std::shared_ptr<Linear> lm_head;   // null when tied
-  // encoder_decoder: src_emb null when tied (the source uses tok_emb), src_pos_emb learned only
-  std::shared_ptr<Embedding> src_emb, src_pos_emb;
-  std::shared_ptr<Seq2SeqStack> encoder, decoder;
-  std::shared_ptr<Norm> encoder_norm, decoder_norm;  // pre, sandwich
-};
-
-// The encoder_decoder model's modules after tok_emb, registered in the order of the names in
-// nn/transformer.h.
-void TransformerLM::build_encoder_decoder() {
-  Impl& m = *impl_;
-  const ModelConfig& config = config_;
-  const DType dtype = parameter_dtype(config);
-  const auto reg = [this](const std::string& name, auto module) { return register_module(name, module); };
-  if (!config.tie_embeddings)
-    m.src_emb = reg("src_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype, config.padding_idx));
-  if (config.position_embedding == PositionEmbedding::Learned) {
-    m.src_pos_emb = reg("src_pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
-    m.pos_emb = reg("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
-  }
-  const bool final_norms = placement_has_final_norm(config.norm_placement);
-  m.encoder = reg("encoder", std::make_shared<Seq2SeqStack>(config, false));
-  if (final_norms) m.encoder_norm = reg("encoder_norm", std::make_shared<Norm>(config, config.d_model));
-  m.decoder = reg("decoder", std::make_shared<Seq2SeqStack>(config, true));
-  if (final_norms) m.decoder_norm = reg("decoder_norm", std::make_shared<Norm>(config, config.d_model));
 }
 
 TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared<Impl>()), config_(config) {
@@ -176,8 +121,6 @@ TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared
   name_scopes("");
 }
 
-namespace {
-// ids int32 (B, T) with 1 <= T <= context_length (sources: (B, S)); `what` names them in the error.
 void check_ids(const Tensor& ids, const char* what, int64_t context_length) {
   const bool sources = std::string(what) == "sources";
   NL_CHECK(ids.defined() && ids.dim() == 2 && ids.dtype() == DType::I32, "model", "{} must be int32 (B, {}), got {}",
@@ -186,9 +129,9 @@ void check_ids(const Tensor& ids, const char* what, int64_t context_length) {
   NL_CHECK(t >= 1 && t <= context_length, "model", "{} length {} = {} must be in [1, context_length = {}]",
            sources ? "source" : "sequence", sources ? "S" : "T", t, context_length);
 }
-}  // namespace
 
-Var TransformerLM::embed(const Tensor& ids, const Embedding& table, const Embedding* positions, uint64_t site) {
+Var TransformerLM::embed(const Tensor& ids, const Embedding& table, const Embedding* positions, uint64_t site,
+                         int64_t start) {
   const int64_t t = ids.size(1);
   const Device device = table.weight().value().device();
   Var tokens = table.forward(ids.to(device));  // (B,T,C)
@@ -196,11 +139,12 @@ Var TransformerLM::embed(const Tensor& ids, const Embedding& table, const Embedd
   Var x = tokens;
   if (positions) {
     std::vector<int32_t> position_ids(static_cast<size_t>(t));
-    std::iota(position_ids.begin(), position_ids.end(), 0);
+    std::iota(position_ids.begin(), position_ids.end(), static_cast<int32_t>(start));
     const Tensor pos_ids = Tensor::from_ints(position_ids, {t}).to(device);
     x = add(tokens, positions->forward(pos_ids));  // (B,T,C)
   } else if (config_.position_embedding == PositionEmbedding::Sinusoidal) {
-    const Tensor table_t = sinusoidal_positions(t, config_.d_model, tokens.value().dtype());  // (T,C)
+    const Tensor all = sinusoidal_positions(start + t, config_.d_model, tokens.value().dtype());
+    const Tensor table_t = start == 0 ? all : position_rows(all, start, t);  // (T,C)
     x = add(tokens, constant(table_t.to(tokens.value().device())));  // (B,T,C) + (T,C)
   }
   return dropout(x, config_.dropout, dropout_site_seed(dropout_seed_, site), is_training());
@@ -232,69 +176,6 @@ Var TransformerLM::forward(const Tensor& ids) {
   return logits_of(x);
 }
 
-// ---- encoder_decoder ----
-
-Var TransformerLM::encode(const Tensor& sources, const Tensor& source_padding) {
-  NL_CHECK(config_.arch == ModelArch::EncoderDecoder, "model", "encode needs arch 'encoder_decoder', got '{}'",
-           config_.arch);
-  check_ids(sources, "sources", config_.context_length);
-  NL_CHECK(!source_padding.defined() ||
-               (source_padding.dtype() == DType::I32 && source_padding.shape() == sources.shape()),
-           "model", "source_padding must be undefined or int32 with the shape of sources {}, got {}",
-           shape_str(sources.shape()), source_padding.describe());
-  const Impl& m = *impl_;
-  Var x = embed(sources, m.src_emb ? *m.src_emb : *m.tok_emb, m.src_pos_emb.get(),
-                seq2seq_source_embedding_site(config_.n_layers));  // (B,S,C)
-  for (const auto& layer : m.encoder->layers()) {
-    const ScopeGuard in_layer(layer->scope());
-    x = layer->forward(x, source_padding, dropout_seed_);
-  }
-  if (m.encoder_norm) {
-    const ScopeGuard in_norm(m.encoder_norm->scope());
-    x = m.encoder_norm->forward(x);
-  }
-  return x;
-}
-
-Var TransformerLM::decode(const Tensor& ids, const Var& memory, const Tensor& source_padding) {
-  NL_CHECK(config_.arch == ModelArch::EncoderDecoder, "model", "decode needs arch 'encoder_decoder', got '{}'",
-           config_.arch);
-  check_ids(ids, "ids", config_.context_length);
-  NL_CHECK(memory.dim() == 3 && memory.size(0) == ids.size(0) && memory.size(2) == config_.d_model, "model",
-           "memory must be (B = {}, S, C = {}), got {}", ids.size(0), config_.d_model, shape_str(memory.shape()));
-  const Shape padding_shape = {memory.size(0), memory.size(1)};
-  NL_CHECK(!source_padding.defined() || source_padding.shape() == padding_shape, "model",
-           "source_padding must be undefined or (B, S) = ({}, {}), got {}", memory.size(0), memory.size(1),
-           source_padding.describe());
-  const Impl& m = *impl_;
-  Var x = embed(ids, *m.tok_emb, m.pos_emb.get(), 0);  // (B,T,C)
-  residual_rms_.clear();
-  for (const auto& layer : m.decoder->layers()) {
-    if (record_residual_rms_) residual_rms_.push_back(rms(x));
-    const ScopeGuard in_layer(layer->scope());
-    x = layer->forward(x, memory, source_padding, dropout_seed_);
-  }
-  if (record_residual_rms_) residual_rms_.push_back(rms(x));
-  if (m.decoder_norm) {
-    const ScopeGuard in_norm(m.decoder_norm->scope());
-    x = m.decoder_norm->forward(x);
-  }
-  return logits_of(x);  // (B,T,V)
-}
-
-Var TransformerLM::forward(const Tensor& ids, const Tensor& sources, const Tensor& source_padding) {
-  if (config_.arch != ModelArch::EncoderDecoder) {
-    NL_CHECK(!sources.defined() && !source_padding.defined(), "model",
-             "arch '{}' takes no sources (only 'encoder_decoder' does)", config_.arch);
-    return forward(ids);
-  }
-  NL_CHECK(sources.defined(), "model", "arch 'encoder_decoder' needs sources (B, S), got an undefined tensor");
-  check_ids(ids, "ids", config_.context_length);
-  check_ids(sources, "sources", config_.context_length);
-  NL_CHECK(sources.size(0) == ids.size(0), "model", "sources {} and ids {} must have the same batch size",
-           shape_str(sources.shape()), shape_str(ids.shape()));
-  return decode(ids, encode(sources, source_padding), source_padding);
-}
 
 static void check_targets(const Tensor& ids, const Tensor& targets) {
   NL_CHECK(targets.defined() && targets.shape() == ids.shape() && targets.dtype() == DType::I32, "model",

@@ -26,6 +26,7 @@
 #include "nn/model_config.h"
 #include "nn/module.h"
 #include "nn/moe.h"
+#include "nn/seq2seq_layer.h"
 
 namespace normlab {
 
@@ -59,6 +60,12 @@ class TransformerLM : public Module {
   // sources (B,S) -> memory (B,S,C); ids (B,T), memory (B,S,C), source_padding (B,S) -> logits (B,T,V).
   Var encode(const Tensor& sources, const Tensor& source_padding);
   Var decode(const Tensor& ids, const Var& memory, const Tensor& source_padding);
+  // Incremental decoding (no tape, eval mode): the state for memory (B,S,C) and its source_padding,
+  // then one position per decode_step: ids (B,1) int32, the tokens at position state.length ->
+  // logits (B,1,V), what decode gives at that position for the whole prefix, each decoder layer's
+  // keys and values kept in the state so that a step costs one position, not the prefix.
+  DecoderState start_decoding(const Var& memory, const Tensor& source_padding);
+  Var decode_step(const Tensor& ids, DecoderState& state);
 
   // Each block's routing in the last forward (ffn_type "moe"; empty otherwise or before a forward).
   std::vector<Routing> routings() const;
@@ -79,9 +86,9 @@ class TransformerLM : public Module {
 
  private:
   struct Impl;
-  // tokens (B,T) through `table` [x sqrt(d)] + positions (learned table `positions` or the
-  // config's fixed ones), then dropout at `site` -> (B,T,C)
-  Var embed(const Tensor& ids, const Embedding& table, const Embedding* positions, uint64_t site);
+  // tokens (B,T) through `table` [x sqrt(d)] + the positions start .. start + T - 1 (learned table
+  // `positions` or the config's fixed ones), then dropout at `site` -> (B,T,C)
+  Var embed(const Tensor& ids, const Embedding& table, const Embedding* positions, uint64_t site, int64_t start = 0);
   Var logits_of(const Var& x);  // the head: (B,T,C) -> (B,T,V)
   void build_encoder_decoder();  // the encoder_decoder modules after tok_emb
   std::shared_ptr<Impl> impl_;

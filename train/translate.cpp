@@ -59,33 +59,33 @@ std::vector<int32_t> translate(TransformerLM& model, const std::vector<int32_t>&
   NoGradGuard no_grad;
   const EvalModeGuard eval(model);
   const Device device = model.parameters().front().value().device();
-  // The encoder's output for n copies of the source (n = the live hypotheses), made once per n, so
-  // that every step decodes all live prefixes (they have one length) in one batch.
-  std::map<size_t, Var> memories;
-  const auto memory_for = [&](size_t n) {
-    if (!memories.count(n)) {
-      std::vector<int32_t> copies;
-      for (size_t i = 0; i < n; ++i) copies.insert(copies.end(), with_eos.begin(), with_eos.end());
-      memories[n] = model.encode(Tensor::from_ints(copies, {static_cast<int64_t>(n), s}).to(device), Tensor());
-    }
-    return memories[n];  // (n,S,C)
-  };
+  const Var memory = model.encode(Tensor::from_ints(with_eos, {1, s}).to(device), Tensor());  // (1,S,C)
+  DecoderState state = model.start_decoding(memory, Tensor());
+  // Every live prefix extends a prefix of the previous step by one token: the state keeps that
+  // prefix's row, and the step feeds the new token (BOS at the first step, whose prefix is empty).
+  std::map<std::vector<int32_t>, int64_t> previous_rows;
   const NextTokenScorer scorer = [&](const std::vector<std::vector<int32_t>>& prefixes) {
-    const size_t n = prefixes.size(), t = prefixes.front().size() + 1;
-    std::vector<int32_t> ids;
+    std::vector<int64_t> parents;
+    std::vector<int32_t> newest;
     for (const std::vector<int32_t>& prefix : prefixes) {
-      NL_CHECK(prefix.size() + 1 == t, "translate", "prefixes of {} and {} tokens in one step", t - 1, prefix.size());
-      ids.push_back(tokens.bos);
-      ids.insert(ids.end(), prefix.begin(), prefix.end());
+      const bool first = prefix.empty();
+      const auto parent = first ? previous_rows.end() : previous_rows.find({prefix.begin(), prefix.end() - 1});
+      NL_CHECK(first || parent != previous_rows.end(), "translate", "a prefix of {} tokens extends no prefix of the last step",
+               prefix.size());
+      parents.push_back(first ? 0 : parent->second);
+      newest.push_back(first ? tokens.bos : prefix.back());
     }
-    const Tensor logits = model.decode(Tensor::from_ints(ids, {static_cast<int64_t>(n), static_cast<int64_t>(t)}).to(device),
-                                       memory_for(n), Tensor()).value();  // (n,T,V)
+    state.select_rows(parents);
+    const auto n = static_cast<int64_t>(prefixes.size());
+    const Tensor logits = model.decode_step(Tensor::from_ints(newest, {n, 1}).to(device), state).value();  // (n,1,V)
     const std::vector<double> all = logits.to_vector();
     const auto v = static_cast<size_t>(logits.size(2));
     std::vector<std::vector<double>> rows;
-    for (size_t i = 0; i < n; ++i) {
-      const auto last = all.begin() + static_cast<std::ptrdiff_t>((i * t + t - 1) * v);  // row i, position T-1
-      rows.push_back(log_softmax({last, last + static_cast<std::ptrdiff_t>(v)}));
+    previous_rows.clear();
+    for (size_t i = 0; i < prefixes.size(); ++i) {
+      const auto row = all.begin() + static_cast<std::ptrdiff_t>(i * v);
+      rows.push_back(log_softmax({row, row + static_cast<std::ptrdiff_t>(v)}));
+      previous_rows[prefixes[i]] = static_cast<int64_t>(i);
     }
     return rows;
   };
@@ -120,32 +120,31 @@ void decode_greedy_batch(TransformerLM& model, const std::vector<std::vector<int
                                   "translate");
   const Device device = model.parameters().front().value().device();
   const Tensor padding = packed.source_padding.to(device);
-  const Var memory = model.encode(packed.sources.to(device), padding);  // (B,S,C)
-  const auto n = static_cast<int64_t>(rows.size());
-  std::vector<std::vector<int32_t>> prefixes(rows.size(), std::vector<int32_t>{tokens.bos});
-  std::vector<bool> done(rows.size(), false);
-  std::vector<int64_t> limit;  // each row's decode_length_limit
-  int64_t longest_limit = 0;
-  for (const size_t row : rows) {
-    limit.push_back(decode_length_limit(max_length, static_cast<int64_t>(sources[row].size()), context));
-    longest_limit = std::max(longest_limit, limit.back());
-  }
-  for (int64_t t = 1; t <= longest_limit; ++t) {
-    std::vector<int32_t> ids;
-    for (const auto& prefix : prefixes) ids.insert(ids.end(), prefix.begin(), prefix.end());
-    const Tensor logits = model.decode(Tensor::from_ints(ids, {n, t}).to(device), memory, padding).value();  // (B,T,V)
+  DecoderState state = model.start_decoding(model.encode(packed.sources.to(device), padding), padding);
+  std::vector<size_t> live(rows.size());  // the batch rows still decoding, in the state's row order
+  std::iota(live.begin(), live.end(), 0);
+  std::vector<int32_t> newest(rows.size(), tokens.bos);
+  for (int64_t t = 1; !live.empty(); ++t) {
+    const auto n = static_cast<int64_t>(live.size());
+    const Tensor logits = model.decode_step(Tensor::from_ints(newest, {n, 1}).to(device), state).value();  // (n,1,V)
     const std::vector<double> all = logits.to_vector();
     const auto v = static_cast<size_t>(logits.size(2));
-    bool all_done = true;
-    for (size_t r = 0; r < rows.size(); ++r) {
-      const auto last = all.begin() + static_cast<std::ptrdiff_t>((r * static_cast<size_t>(t) + t - 1) * v);
-      const auto best = static_cast<int32_t>(std::max_element(last, last + static_cast<std::ptrdiff_t>(v)) - last);
-      prefixes[r].push_back(done[r] ? tokens.pad : best);  // a finished row only pads
-      if (!done[r] && best != tokens.eos) out[rows[r]].push_back(best);
-      done[r] = done[r] || best == tokens.eos || t >= limit[r];
-      all_done = all_done && done[r];
+    std::vector<size_t> still_live;
+    std::vector<int64_t> kept;
+    newest.clear();
+    for (size_t i = 0; i < live.size(); ++i) {
+      const auto row = all.begin() + static_cast<std::ptrdiff_t>(i * v);
+      const auto best = static_cast<int32_t>(std::max_element(row, row + static_cast<std::ptrdiff_t>(v)) - row);
+      const size_t r = live[i];
+      const int64_t limit = decode_length_limit(max_length, static_cast<int64_t>(sources[rows[r]].size()), context);
+      if (best != tokens.eos) out[rows[r]].push_back(best);
+      if (best == tokens.eos || t >= limit) continue;  // finished: it leaves the batch
+      still_live.push_back(r);
+      kept.push_back(static_cast<int64_t>(i));
+      newest.push_back(best);
     }
-    if (all_done) break;
+    if (!kept.empty() && kept.size() < live.size()) state.select_rows(kept);
+    live = std::move(still_live);
   }
 }
 

@@ -21,22 +21,24 @@ struct DecodeOptions {
   double length_penalty = 1.0;
 };
 
-// The best target for `source` (ordinary ids, without EOS): the model encodes source + EOS once
-// (as the data feeds it) and beam search extends BOS + prefix through the decoder, all live
-// hypotheses in one batch, recomputing the whole prefix each step (no key/value cache). Returns ordinary ids, the final EOS dropped. Runs without the tape
-// and in eval mode (the model's mode is restored). Throws "[translate] ..." when source + EOS is
-// longer than context_length or the model is not an encoder-decoder.
 // The most tokens decoding a source of `source_tokens` may generate (EOS included): `max_length` when
 // > 0, else ceil(1.2 * source_tokens) + 10; never above context_length.
 int64_t decode_length_limit(int64_t max_length, int64_t source_tokens, int64_t context_length);
 
+// The best target for `source` (ordinary ids, without EOS): the model encodes source + EOS once
+// (as the data feeds it) and beam search extends BOS + prefix through the decoder incrementally
+// (TransformerLM::decode_step), all live hypotheses one batch, each step feeding one token per
+// hypothesis on the cached state of the prefix it extends. Returns ordinary ids, the final EOS
+// dropped. Runs without the tape and in eval mode (the model's mode is restored). Throws
+// "[translate] ..." when source + EOS is longer than context_length or the model is not an
+// encoder-decoder.
 std::vector<int32_t> translate(TransformerLM& model, const std::vector<int32_t>& source, const PairTokens& tokens,
                                const DecodeOptions& options);
 
 // Greedy decoding of many sources at once: the sources sorted by length and cut into batches of
 // at most `max_tokens` padded source tokens (rows = max_tokens / longest source + EOS, at least 1),
-// each batch encoded once (with its padding mask) and decoded step by step, every row extended by
-// its argmax token until it gives EOS or reaches its decode_length_limit. Row i of the
+// each batch encoded once (with its padding mask) and decoded incrementally, every row extended by
+// its argmax token until it gives EOS or reaches its decode_length_limit, when it leaves the batch. Row i of the
 // result is the translation of sources[i], EOS dropped: what translate() with beam 1 gives, up to
 // the rounding of the padded batch's products. Eval mode, no tape.
 std::vector<std::vector<int32_t>> translate_greedy(TransformerLM& model, const std::vector<std::vector<int32_t>>& sources,
