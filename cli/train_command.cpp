@@ -1,5 +1,5 @@
 // normlab train CONFIG.toml [section.key=value ...] [--overwrite] [--quiet]
-// normlab train --resume RUN_DIR [train.steps=N [--allow-schedule-change]] [--quiet]
+// normlab train --resume RUN_DIR [train.steps=N | train.epochs=N [--allow-schedule-change]] [--quiet]
 // Under an MPI launcher (mpirun -np N normlab train ...) the N processes train one model data
 // parallel (dist/data_parallel.h); rank 0 writes the run directory and prints.
 #include <fmt/core.h>
@@ -22,10 +22,10 @@ struct TrainArgs {
   bool overwrite = false, quiet = false, allow_schedule_change = false;
 };
 
-// --resume continues a run with its saved config.toml; the one override it takes is train.steps=N,
-// which extends the run to N steps (train/trainer_files.h extend_run_config checks N). Returns N,
-// or 0 without overrides.
-int64_t steps_to_extend_to(TrainArgs args) {
+// --resume continues a run with its saved config.toml; the one override it takes is train.steps=N
+// or, for a run that counts epochs, train.epochs=N, which extends the run to N steps or epochs
+// (train/trainer_files.h extend_run_config checks N). Sets options.extend_to_steps or _epochs.
+void set_extension(TrainArgs args, TrainOptions& options) {
   if (args.config.find('=') != std::string::npos) {  // the first positional word is an override here
     args.overrides.insert(args.overrides.begin(), args.config);
     args.config.clear();
@@ -35,14 +35,17 @@ int64_t steps_to_extend_to(TrainArgs args) {
                 args.config);
   for (const std::string& text : args.overrides) {
     const std::string key = text.substr(0, text.find('='));
-    if (key != "train.steps")
+    if (key != "train.steps" && key != "train.epochs")
       usage_error("train", "--resume continues a run with its saved config.toml: override '{}' would change '{}' "
-                  "of a run under way; the only override --resume takes is train.steps=N, to extend the run to N "
-                  "steps (start a new run for anything else)", text, key);
+                  "of a run under way; the only override --resume takes is train.steps=N (train.epochs=N for a run "
+                  "that counts epochs), to extend the run (start a new run for anything else)", text, key);
   }
-  if (args.overrides.empty()) return 0;
+  if (args.overrides.empty()) return;
   const std::string saved = (std::filesystem::path(args.resume) / "config.toml").string();
-  return load_config(saved, args.overrides).train.steps;  // the value checked as any override's
+  const RunConfig extended = load_config(saved, args.overrides);  // the values checked as any override's
+  const RunConfig original = load_config(saved, {});
+  if (extended.train.steps != original.train.steps) options.extend_to_steps = extended.train.steps;
+  if (extended.train.epochs != original.train.epochs) options.extend_to_epochs = extended.train.epochs;
 }
 
 // Trains and prints the outcome; returns the exit code.
@@ -57,10 +60,10 @@ int run_train(const TrainArgs& args, Communicator* comm) {
     if (args.config.empty()) usage_error("train", "give a config file (or --resume RUN_DIR)");
     rc = load_config(args.config, args.overrides);
   } else {
-    options.extend_to_steps = steps_to_extend_to(args);
+    set_extension(args, options);
   }
-  if (args.allow_schedule_change && options.extend_to_steps == 0)
-    usage_error("train", "--allow-schedule-change goes with --resume RUN_DIR train.steps=N (extending a run)");
+  if (args.allow_schedule_change && options.extend_to_steps == 0 && options.extend_to_epochs == 0)
+    usage_error("train", "--allow-schedule-change goes with --resume RUN_DIR train.steps=N or train.epochs=N (extending a run)");
   options.allow_schedule_change = args.allow_schedule_change;
   const TrainResult r = train(rc, options);
   if (comm != nullptr && !comm->is_root()) return exit_codes::kDone;  // rank 0 speaks for the job

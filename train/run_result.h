@@ -24,6 +24,8 @@ struct TrainOptions {
   // With resume_dir (`normlab train --resume DIR train.steps=N`): continue the run to N steps, N >
   // the train.steps it was made with (equal: a plain resume); its config.toml then says N.
   int64_t extend_to_steps = 0;
+  // The same for a run that counts epochs (train.epochs > 0): `--resume DIR train.epochs=N`.
+  int64_t extend_to_epochs = 0;
   // Extending a run whose schedule decays to train.steps (linear, cosine) changes the learning rate
   // of the steps to come; refused unless this is set (--allow-schedule-change).
   bool allow_schedule_change = false;

@@ -95,29 +95,39 @@ void read_earlier_losses(const fs::path& dir, TrainResult& result) {
 }
 
 bool extend_run_config(RunConfig& c, const fs::path& dir, const TrainOptions& options, bool quiet) {
-  const int64_t from = c.train.steps, to = options.extend_to_steps;
+  const bool by_epochs = c.train.epochs > 0;
+  const char* unit = by_epochs ? "epochs" : "steps";
+  const int64_t from = by_epochs ? c.train.epochs : c.train.steps;
+  const int64_t to = by_epochs ? options.extend_to_epochs : options.extend_to_steps;
+  const int64_t other = by_epochs ? options.extend_to_steps : options.extend_to_epochs;
+  NL_CHECK(other <= 0, "train", "override 'train.{}={}': '{}' counts {} (train.{} = {}): extend it with train.{}=N",
+           by_epochs ? "steps" : "epochs", other, dir.string(), unit, unit, from, unit);
   if (to <= 0 || to == from) return false;
-  const std::string override_text = fmt::format("override 'train.steps={}'", to);
-  NL_CHECK(to > from, "train", "{}: '{}' runs to train.steps = {}; --resume extends a run (train.steps > {}), "
-           "a shorter one is a new run", override_text, dir.string(), from, from);
+  const std::string override_text = fmt::format("override 'train.{}={}'", unit, to);
+  NL_CHECK(to > from, "train", "{}: '{}' runs to train.{} = {}; --resume extends a run (train.{} > {}), "
+           "a shorter one is a new run", override_text, dir.string(), unit, from, unit, from);
   if (fs::exists(dir / run_files::kSummary)) {
     const TrainResult done = finished_result(dir);
     NL_CHECK(done.status != RunStatus::Diverged, "train", "{}: '{}' diverged at step {} ({}); it has no checkpoint "
              "past the divergence to extend: start a new run", override_text, dir.string(), done.steps_done, done.reason);
   }
+  // The schedule sees steps: an epoch run's are its epochs times its batches per epoch.
+  const int64_t from_steps = c.train.steps, to_steps = by_epochs ? c.train.steps / from * to : to;
   const ScheduleKind kind = c.schedule.kind;
   const bool decays_to_the_end = kind == ScheduleKind::Linear || kind == ScheduleKind::Cosine;
-  const double lr_after = learning_rate(c.schedule, c.optim.lr, from, to);
+  const double lr_after = learning_rate(c.schedule, c.optim.lr, from_steps, to_steps);
   const std::string change = fmt::format(
       "schedule.kind '{}' decays to schedule.min_lr ({}) at train.steps, so steps {}..{} follow the {}-step schedule "
       "(lr {:.4g} at step {}, where the {}-step schedule had reached min_lr): the result is not a {}-step run from "
-      "scratch", enum_name(kind), c.schedule.min_lr, from, to - 1, to, lr_after, from, from, to);
+      "scratch", enum_name(kind), c.schedule.min_lr, from_steps, to_steps - 1, to_steps, lr_after, from_steps,
+      from_steps, to_steps);
   NL_CHECK(!decays_to_the_end || options.allow_schedule_change, "train", "{}: {}. Add --allow-schedule-change to "
-           "extend '{}' anyway, or start a new run with train.steps={}", override_text, change, dir.string(), to);
-  c.train.steps = to;
+           "extend '{}' anyway, or start a new run with train.{}={}", override_text, change, dir.string(), unit, to);
+  (by_epochs ? c.train.epochs : c.train.steps) = to;
+  c.train.steps = to_steps;
   if (!quiet)
-    fmt::print(stderr, "[train] extending '{}' from {} to {} steps (its config.toml now says train.steps = {}){}\n",
-               dir.string(), from, to, to, decays_to_the_end ? "; " + change : "");
+    fmt::print(stderr, "[train] extending '{}' from {} to {} {} (its config.toml now says train.{} = {}){}\n",
+               dir.string(), from, to, unit, unit, to, decays_to_the_end ? "; " + change : "");
   return true;
 }
 

@@ -32,11 +32,12 @@ struct RunFiles {
   bool extending = false;  // --resume DIR train.steps=N: config.toml and fingerprint.txt say N from now on
 };
 
-// --resume DIR train.steps=N: checks that the run in `dir`, made with config `c`, can go on to N
-// steps (N > its train.steps; not diverged; a schedule that decays to train.steps only with
-// allow_schedule_change) and sets c.train.steps = N, saying so on stderr unless quiet. Returns
-// false (and changes nothing) without an extension or when N is the run's own train.steps.
-// Throws "[train] override 'train.steps=N': ...".
+// --resume DIR train.steps=N (train.epochs=N for a run that counts epochs): checks that the run in
+// `dir`, made with config `c`, can go on to N steps or epochs (N > its own; not diverged; a
+// schedule that decays to train.steps only with allow_schedule_change) and sets c.train.steps (or
+// c.train.epochs) = N, saying so on stderr unless quiet. Returns false (and changes nothing) without
+// an extension or when N is the run's own length. Throws "[train] override 'train.steps=N': ..."
+// (or 'train.epochs=N'), also for the unit the run does not count.
 bool extend_run_config(RunConfig& c, const std::filesystem::path& dir, const TrainOptions& options, bool quiet);
 
 // A metrics.jsonl record, and the same numbers as TensorBoard scalars when they are on (rank 0 only).

@@ -63,7 +63,7 @@ void bind_runs(nb::module_& m) {
   m.def(
       "train_run",
       [](const RunConfig& config, bool quiet, const std::string& resume_dir, bool overwrite, int64_t stop_after,
-         int64_t extend_to_steps, bool allow_schedule_change) {
+         int64_t extend_to_steps, int64_t extend_to_epochs, bool allow_schedule_change) {
         if (!grad_enabled())
           fail("train", "called inside normlab.no_grad(): training records its forward pass on the tape; "
                         "call train() outside the no_grad block");
@@ -73,6 +73,7 @@ void bind_runs(nb::module_& m) {
         options.overwrite = overwrite;
         options.stop_after = stop_after;
         options.extend_to_steps = extend_to_steps;
+        options.extend_to_epochs = extend_to_epochs;
         options.allow_schedule_change = allow_schedule_change;
         TrainResult result;
         {
@@ -84,7 +85,7 @@ void bind_runs(nb::module_& m) {
         return result_dict(result);
       },
       "config"_a, "quiet"_a = true, "resume_dir"_a = "", "overwrite"_a = false, "stop_after"_a = -1,
-      "extend_to_steps"_a = 0, "allow_schedule_change"_a = false,
+      "extend_to_steps"_a = 0, "extend_to_epochs"_a = 0, "allow_schedule_change"_a = false,
       "train/trainer.h's train(config, options), with the GIL released while it trains. While it runs, the "
       "first SIGINT or SIGTERM stops it after the current step with a checkpoint and status \"interrupted\" "
       "(train/stop_signals.h). Returns a dict: run_dir, status, stop_signal, steps_done, reason.");

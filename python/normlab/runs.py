@@ -54,7 +54,7 @@ class Interrupted(KeyboardInterrupt):
 def train(config: Union[Config, PathLike, None] = None, quiet: bool = True,
           resume: Union[PathLike, "Run", bool, None] = None, stop_after: Optional[int] = None,
           overwrite: bool = False, extend_to_steps: Optional[int] = None,
-          allow_schedule_change: bool = False, progress: Optional[bool] = None) -> "Run":
+          extend_to_epochs: Optional[int] = None, allow_schedule_change: bool = False, progress: Optional[bool] = None) -> "Run":
     """Trains one run, as `normlab train` does (train/trainer.h), and returns its Run.
 
     config: a Config (or a TOML path, read with load_config); the run goes to train.out_dir/train.name.
@@ -64,7 +64,7 @@ def train(config: Union[Config, PathLike, None] = None, quiet: bool = True,
       may be None; a config given must compute what the run computes (its fingerprint.txt).
       extend_to_steps: with resume, continue it to that many steps (allow_schedule_change as
       `normlab train --resume DIR train.steps=N --allow-schedule-change`). A finished run is returned
-      as it is.
+      as it is. extend_to_epochs: the same for a run that counts epochs (train.epochs=N).
     stop_after: stop (status "stopped", checkpointed, resumable) after this many steps of this call.
     progress: a progress bar (tqdm's when installed: a widget in a notebook) drawn from the run's
       metrics.jsonl; None: when stdout is a terminal or a notebook.
@@ -95,19 +95,22 @@ def train(config: Union[Config, PathLike, None] = None, quiet: bool = True,
     else:
         if config is None:
             raise TypeError("train() needs a config (a Config or a TOML path), or resume=RUN_DIR")
-        if extend_to_steps is not None:
-            raise TypeError("extend_to_steps goes with resume (it extends a run under way)")
+        if extend_to_steps is not None or extend_to_epochs is not None:
+            raise TypeError("extend_to_steps and extend_to_epochs go with resume (they extend a run under way)")
         run_config = (config if isinstance(config, Config) else load_config(config))._rc
     def run_it():
         return _normlab.train_run(run_config, quiet=quiet, resume_dir=resume_dir, overwrite=overwrite,
                                   stop_after=-1 if stop_after is None else int(stop_after),
-                                  extend_to_steps=extend_to_steps or 0, allow_schedule_change=allow_schedule_change)
+                                  extend_to_steps=extend_to_steps or 0, extend_to_epochs=extend_to_epochs or 0,
+                                  allow_schedule_change=allow_schedule_change)
 
     if _progress.wanted(progress):
         shown = (config if isinstance(config, Config) else load_config(config) if config is not None
                  else load_config(os.path.join(resume_dir, CONFIG_FILE)))
         run_dir = resume_dir or os.path.join(shown["train.out_dir"], shown["train.name"])
         total = extend_to_steps or shown["train.steps"]
+        if extend_to_epochs:  # the run's steps per epoch times the new epoch count
+            total = shown["train.steps"] // shown["train.epochs"] * extend_to_epochs
         with _progress.ProgressBar(Path(run_dir) / METRICS_FILE, total):
             result = run_it()
     else:

@@ -27,6 +27,7 @@ namespace {
 using test::metrics_without_timing;
 using test::quiet_options;
 using test::ScratchDir;
+using test::error_of;
 
 // 2-6 words over 12; the target maps word i to "t<i>", the second reference also, with its last
 // word replaced by "x" (so it can only help BLEU where the target's last word is missed).
@@ -143,6 +144,33 @@ TEST(CorpusTraining, TrainsByEpochsKeepsTheBestAndResumesExactly) {
   const auto m_part = metrics_without_timing(dir.path() / "runs" / "part");
   ASSERT_EQ(m_part.size(), metrics.size());
   for (size_t i = 0; i < metrics.size(); ++i) EXPECT_EQ(m_part[i], metrics[i]) << "record " << i;
+}
+
+// A finished run of 2 epochs extended by `--resume DIR train.epochs=3` equals a 3-epoch run (a
+// schedule that does not depend on the run's length); train.steps=N is refused for it, naming the unit.
+TEST(CorpusTraining, AnEpochRunExtendsByEpochsAsIfItHadBeenLongerFromTheStart) {
+  ScratchDir dir;
+  const auto config = [&](const std::string& name, int epochs) {
+    return corpus_config(dir, {"train.name=" + name, "train.epochs=" + std::to_string(epochs),
+                               "schedule.kind=inverse_sqrt", "schedule.warmup_steps=4"});
+  };
+  ASSERT_EQ(train(config("three", 3), quiet_options()).status, RunStatus::Completed);
+  ASSERT_EQ(train(config("two", 2), quiet_options()).status, RunStatus::Completed);
+  const auto two = dir.path() / "runs" / "two";
+  TrainOptions by_steps = quiet_options(-1, two.string());
+  by_steps.extend_to_steps = 1000;
+  const std::string refused = error_of([&] { train(RunConfig{}, by_steps); });
+  EXPECT_NE(refused.find("counts epochs (train.epochs = 2): extend it with train.epochs=N"), std::string::npos)
+      << refused;
+  TrainOptions by_epochs = quiet_options(-1, two.string());
+  by_epochs.extend_to_epochs = 3;
+  const TrainResult extended = train(RunConfig{}, by_epochs);
+  ASSERT_EQ(extended.status, RunStatus::Completed) << extended.reason;
+  const auto full = metrics_without_timing(dir.path() / "runs" / "three");
+  const auto m_extended = metrics_without_timing(two);
+  ASSERT_EQ(m_extended.size(), full.size());
+  for (size_t i = 0; i < full.size(); ++i) EXPECT_EQ(m_extended[i], full[i]) << "record " << i;
+  EXPECT_EQ(load_config((two / "config.toml").string(), {}).train.epochs, 3);
 }
 
 TEST(CorpusTraining, BatchedGreedyDecodingIsOneSourceAtATimeAndTestScoresBothReferences) {
