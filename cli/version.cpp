@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "core/backend.h"
+#include "core/build_info.h"
 #include "core/cpu/blas_core.h"
 #include "core/cpu/f32_gemm.h"
 #include "core/cpu/half_gemm.h"
@@ -30,7 +31,7 @@ std::string version_text() {
                      "bf16 GEMM   {}\n"
                      "fp16 GEMM   {}\n"
                      "CUDA        {}",
-                     NORMLAB_VERSION, NORMLAB_GIT_COMMIT, NORMLAB_BUILD_TYPE, NORMLAB_BLAS, blas_core_description(),
+                     NORMLAB_VERSION, build_commit(), NORMLAB_BUILD_TYPE, NORMLAB_BLAS, blas_core_description(),
                      f32_gemm_description(), half_gemm_description(DType::BF16), half_gemm_description(DType::F16), cuda_line());
 }
 

@@ -163,7 +163,8 @@ void add_train_keys(std::vector<KeySpec>& t) {
            "(fairseq's --max-tokens), length-bucketed, each visited once per epoch; 0 = batch_size random pairs")
       .key("epochs", &TrainConfig::epochs, IntRange{0, kMaxCount},
            "with max_tokens: passes over the training split (sets steps); validation, a checkpoint and the "
-           "best-by-validation copy RUN/best at each epoch's end; 0 = steps decides")
+           "best-by-validation copy RUN/best at each epoch's end; 0 = steps decides (extend a run: normlab train "
+           "--resume DIR train.epochs=N)")
       .key("seed", &TrainConfig::seed, "seed of the data order and dropout (model.seed sets the weights)")
       .key("threads", &TrainConfig::threads, at_least(0),
            "CPU threads; 0 = the cores the 1-minute load average leaves idle, at least 1")

@@ -120,11 +120,6 @@ NgramCounts count_ngrams(const std::vector<std::string>& tokens) {
   return counts;
 }
 
-struct BleuStats {
-  int64_t hyp_len = 0, ref_len = 0;
-  std::array<int64_t, kMaxOrder> correct{}, total{};
-};
-
 // sacreBLEU's BLEU._get_closest_ref_len: the reference length nearest to hyp_len, a tie going to
 // the shorter.
 int64_t closest_ref_len(int64_t hyp_len, const std::vector<int64_t>& ref_lens) {
@@ -167,9 +162,22 @@ void add_segment(const std::string& hypothesis, const std::vector<const std::str
   }
 }
 
+}  // namespace
+
+BleuStats& BleuStats::operator+=(const BleuStats& other) {
+  hyp_len += other.hyp_len;
+  ref_len += other.ref_len;
+  for (size_t n = 0; n < correct.size(); ++n) {
+    correct[n] += other.correct[n];
+    total[n] += other.total[n];
+  }
+  return *this;
+}
+
 // sacreBLEU's BLEU.compute_bleu with smooth_method "exp" and effective_order False.
-BleuScore score_of(const BleuStats& s) {
+BleuScore bleu_of_stats(const BleuStats& s, int64_t n_refs) {
   BleuScore out;
+  out.signature = bleu_signature(n_refs);
   out.correct = s.correct;
   out.total = s.total;
   out.hyp_len = s.hyp_len;
@@ -193,6 +201,8 @@ BleuScore score_of(const BleuStats& s) {
   out.score = out.brevity_penalty * std::exp(log_sum / kMaxOrder);
   return out;
 }
+
+namespace {
 
 }  // namespace
 
@@ -230,23 +240,28 @@ std::string tokenize_13a(const std::string& line) {
   return out;
 }
 
-BleuScore corpus_bleu_score(const std::vector<std::string>& hypotheses,
-                            const std::vector<std::vector<std::string>>& references) {
+std::vector<BleuStats> segment_bleu_stats(const std::vector<std::string>& hypotheses,
+                                          const std::vector<std::vector<std::string>>& references) {
   NL_CHECK(!references.empty(), "bleu", "no reference streams");
   NL_CHECK(!hypotheses.empty(), "bleu", "no hypotheses");
   for (size_t r = 0; r < references.size(); ++r)
     NL_CHECK(references[r].size() == hypotheses.size(), "bleu",
              "reference stream {} has {} segments but there are {} hypotheses (one each)", r + 1,
              references[r].size(), hypotheses.size());
-  BleuStats stats;
+  std::vector<BleuStats> stats(hypotheses.size());
   std::vector<const std::string*> segment_refs(references.size());
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     for (size_t r = 0; r < references.size(); ++r) segment_refs[r] = &references[r][i];
-    add_segment(hypotheses[i], segment_refs, stats);
+    add_segment(hypotheses[i], segment_refs, stats[i]);
   }
-  BleuScore score = score_of(stats);
-  score.signature = bleu_signature(static_cast<int64_t>(references.size()));
-  return score;
+  return stats;
+}
+
+BleuScore corpus_bleu_score(const std::vector<std::string>& hypotheses,
+                            const std::vector<std::vector<std::string>>& references) {
+  BleuStats sum;
+  for (const BleuStats& segment : segment_bleu_stats(hypotheses, references)) sum += segment;
+  return bleu_of_stats(sum, static_cast<int64_t>(references.size()));
 }
 
 double corpus_bleu(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references) {

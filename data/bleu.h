@@ -39,6 +39,15 @@ struct BleuScore {
   std::string verbose() const;
 };
 
+// The sufficient statistics of a segment, or of a corpus (the sum of its segments'): clipped
+// matches and hypothesis n-grams per order 1..4, the hypothesis length and the closest reference
+// length (as below).
+struct BleuStats {
+  int64_t hyp_len = 0, ref_len = 0;
+  std::array<int64_t, 4> correct{}, total{};
+  BleuStats& operator+=(const BleuStats& other);
+};
+
 // Corpus BLEU of hypotheses[i] against references[r][i] for every reference stream r (as
 // sacrebleu.corpus_bleu(hyps, [refs1, refs2, ...]): at least one stream, each as long as the
 // hypotheses, at least one hypothesis). Each segment is right-stripped of whitespace and tokenized
@@ -54,6 +63,13 @@ struct BleuScore {
 // The score is 0 when nothing matches or some order has no n-grams at all (as sacreBLEU).
 BleuScore corpus_bleu_score(const std::vector<std::string>& hypotheses,
                             const std::vector<std::vector<std::string>>& references);
+
+// Each segment's statistics, with corpus_bleu_score's checks (corpus_bleu_score is
+// bleu_of_stats of their sum): what a bootstrap over segments resamples (data/bleu_bootstrap.h).
+std::vector<BleuStats> segment_bleu_stats(const std::vector<std::string>& hypotheses,
+                                          const std::vector<std::vector<std::string>>& references);
+// BLEU from summed statistics, with the signature for n_refs references.
+BleuScore bleu_of_stats(const BleuStats& sum, int64_t n_refs);
 
 // The one-reference case: corpus_bleu_score(hypotheses, {references}).score.
 double corpus_bleu(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references);

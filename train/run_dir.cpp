@@ -115,7 +115,7 @@ void remove_training_outputs(const fs::path& run_dir) {
   NL_CHECK(!error, "run_dir", "cannot remove '{}': {}", (run_dir / run_files::kSummary).string(), error.message());
   for (const std::string& name : entries_besides_lock(run_dir)) {
     if (name == run_files::kConfig || name == run_files::kFingerprint || name == run_files::kTokenizer ||
-        name == run_files::kTokenizerModel)
+        name == run_files::kTokenizerModel || name == run_files::kProvenance)
       continue;
     fs::remove_all(run_dir / name, error);  // a symbolic link is removed, not followed
     NL_CHECK(!error, "run_dir", "cannot remove '{}': {}", (run_dir / name).string(), error.message());

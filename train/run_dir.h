@@ -44,6 +44,7 @@ inline constexpr const char* kMetrics = "metrics.jsonl";
 inline constexpr const char* kGradNorms = "grad_norms.csv";
 inline constexpr const char* kDynamics = "dynamics.csv";
 inline constexpr const char* kSummary = "summary.json";
+inline constexpr const char* kProvenance = "provenance.json";  // train/provenance.h
 inline constexpr const char* kFingerprint = "fingerprint.txt";
 inline constexpr const char* kTokenizer = "tokenizer.json";
 inline constexpr const char* kTokenizerModel = "sentencepiece.model";  // data/sentencepiece.h's kSentencePieceFile
@@ -75,7 +76,8 @@ RunDir prepare_run_dir(const std::string& out_dir, const std::string& name, RunD
 // to be resumed); a run that diverged is a completed result.
 bool is_completed_run(const std::filesystem::path& run_dir);
 // Removes what a run wrote while training (the summary first, then logs and checkpoints), keeping
-// what defines it (config.toml, fingerprint.txt, tokenizer.json, sentencepiece.model) and the lock: a run with no
+// what defines it (config.toml, fingerprint.txt, tokenizer.json, sentencepiece.model), its history
+// (provenance.json) and the lock: a run with no
 // checkpoint is started again this way by --resume. Only under the run's lock.
 void remove_training_outputs(const std::filesystem::path& run_dir);
 

@@ -17,6 +17,7 @@
 #include "io/fault_injection.h"
 #include "train/grad_stats.h"
 #include "train/memory_estimate.h"
+#include "train/provenance.h"
 #include "train/run_dir.h"
 #include "train/tensorboard.h"
 #include "train/trainer_anomaly.h"
@@ -44,6 +45,7 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
   files.dir.emplace(resuming ? prepare_run_dir(resume_path.parent_path().string(), resume_path.filename().string(), RunDirMode::resume)
                              : prepare_run_dir(c.train.out_dir, c.train.name, options.overwrite ? RunDirMode::overwrite : RunDirMode::fresh));
   const fs::path& dir = files.dir->path;
+  if (resuming) read_sittings(dir);  // a damaged provenance.json stops the resume before anything changes
   int64_t start_step = 0;
   std::optional<int64_t> keep_logs_through;  // a resumed run drops what was logged after its checkpoint
   if (!resuming) {
@@ -74,6 +76,7 @@ int64_t open_run_files(RunFiles& files, const RunConfig& c, const RunConfig& giv
     write_file_atomic((dir / run_files::kFingerprint).string(), config_fingerprint(c) + "\n");
   }
   remove_stale_checkpoint_files(dir.string());  // what a killed or failed writer left behind
+  record_sitting(dir, current_sitting(start_step));
   files.metrics.emplace(dir / run_files::kMetrics, keep_logs_through);
   files.grad_log.emplace(dir / run_files::kGradNorms, keep_logs_through);
   if (c.log.tensorboard) files.events.emplace(dir, keep_logs_through);
@@ -210,6 +213,7 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
     summary["reason"] = result.reason;
     if (result.anomaly) summary["anomaly"] = anomaly_json(*result.anomaly);
   }
+  summary.update(provenance_summary(dir));
   write_summary(dir, summary);
 }
 

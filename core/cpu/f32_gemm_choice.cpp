@@ -13,7 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/build_info.h"
 #include "core/cpu/blas_core.h"
+#include "core/digest.h"
 
 namespace normlab {
 
@@ -89,32 +91,6 @@ double measure_speedup(const std::vector<ProbeProduct>& products, ProbeClock& cl
   return openblas / onednn;
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-// The first "model name" and "flags" lines of /proc/cpuinfo (empty where there is none).
-std::string cpu_identity() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, model, flags;
-  while (std::getline(in, line) && (model.empty() || flags.empty())) {
-    if (model.empty() && line.starts_with("model name")) model = line;
-    if (flags.empty() && line.starts_with("flags")) flags = line;
-  }
-  return model + "\n" + flags;
-}
-
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (const unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
 bool parse_kernel(const std::string& name, F32GemmKernel& kernel) {
   if (name == "openblas") kernel = F32GemmKernel::OpenBlas;
   else if (name == "onednn") kernel = F32GemmKernel::OneDnn;
@@ -173,7 +149,7 @@ std::string busy_machine_reason() {
 
 std::string f32_choice_file_name() {
   const std::string identity = fmt::format("{}\n{}\nprobe {}", cpu_identity(), blas_core_name(), kProbeVersion);
-  return fmt::format("f32-gemm-{:016x}.txt", fnv1a(identity));
+  return fmt::format("f32-gemm-{:016x}.txt", fnv1a_64(identity));
 }
 
 std::string format_f32_choice(const F32GemmChoice& c) {

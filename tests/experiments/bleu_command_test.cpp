@@ -8,6 +8,7 @@
 
 #include "command_util.h"
 #include "data/bleu.h"
+#include "data/bleu_bootstrap.h"
 #include "test_util.h"
 
 namespace normlab {
@@ -25,6 +26,40 @@ const char* kReferences2 = "A quick brown fox jumps over a lazy dog!\nSaving nin
                            "w1 w2 w3 w5 w4 w6\nIt is cheap: $3,000 (or 2.5k).\n";
 
 std::string bleu(const std::string& arguments) { return test::kNormlab + " bleu " + arguments; }
+
+// --against: the paired bootstrap of data/bleu_bootstrap.h on the files' segments, printed and in
+// the JSON; against itself the difference is 0 in every resample; another line count is an error.
+TEST(BleuCommand, AgainstAnotherSystemPrintsThePairedBootstrap) {
+  test::ScratchDir dir;
+  const std::string refs = dir.write("ref1.txt", kReferences1) + " " + dir.write("ref2.txt", kReferences2);
+  const std::string other = dir.write("other.txt", "The quick fox.\nA stitch.\nw1 w2\nIt costs.\n");
+  const std::string hyp = dir.write("hyp.txt", kHypotheses);
+  const auto r = test::run_command(bleu(hyp + " " + refs + " --against " + other + " --resamples 50 --seed 7 --json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json paired = nlohmann::json::parse(r.output).back();
+  const std::vector<std::vector<std::string>> ref_lines = {
+      {"The quick brown fox jumped over the lazy dog.", "A stitch in time saves nine.", "w1 w2 w4 w3 w5",
+       "It costs $3,000 (or 2.5k) - cheap!"},
+      {"A quick brown fox jumps over a lazy dog!", "Saving nine stitches in time!", "w1 w2 w3 w5 w4 w6",
+       "It is cheap: $3,000 (or 2.5k)."}};
+  const std::vector<std::string> hyp_lines = {"The quick brown fox jumps over the lazy dog.",
+                                              "A stitch in time saves nine!", "w1 w2 w3 w4 w5",
+                                              "It costs $3,000 (or 2.5k) -- cheap."};
+  const std::vector<std::string> other_lines = {"The quick fox.", "A stitch.", "w1 w2", "It costs."};
+  const PairedBootstrap want = paired_bootstrap_bleu(segment_bleu_stats(hyp_lines, ref_lines),
+                                                     segment_bleu_stats(other_lines, ref_lines), 2, 50, 7);
+  EXPECT_EQ(paired["name"], "paired_bootstrap");
+  EXPECT_DOUBLE_EQ(paired["difference"].get<double>(), want.difference);
+  EXPECT_DOUBLE_EQ(paired["low"].get<double>(), want.low);
+  EXPECT_DOUBLE_EQ(paired["share_not_better"].get<double>(), want.share_not_better);
+  const auto self = test::run_command(bleu(hyp + " " + refs + " --against " + hyp));
+  ASSERT_EQ(self.exit_code, 0) << self.output;
+  EXPECT_NE(self.output.find("(1000 resamples, seed 12345): BLEU 76.52 - 76.52 = +0.00, 95% interval [+0.00, +0.00]; "
+                             "not better in 100.0% of resamples"), std::string::npos) << self.output;
+  const auto short_file = test::run_command(bleu(hyp + " " + refs + " --against " + dir.write("s.txt", "one\n")));
+  EXPECT_EQ(short_file.exit_code, 1);
+  EXPECT_NE(short_file.output.find("s.txt"), std::string::npos) << short_file.output;
+}
 
 TEST(BleuCommand, PrintsSacreBleusScoresWithSignatures) {
   test::ScratchDir dir;

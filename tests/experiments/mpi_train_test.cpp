@@ -187,8 +187,9 @@ TEST(MpiTrain, AKilledRankEndsTheJobAndResumingContinuesIdentically) {
 TEST(MpiTrain, AnErrorOnRankZeroEndsTheJob) {
   SKIP_WITHOUT_MPI();
   MpiRun t;
-  // The disk is full when rank 0 writes the checkpoint of step 10: rank 1 must not wait for it.
-  const auto r = test::run_command("timeout 120 " + t.mpirun(2, t.train_args("full_disk"), "NORMLAB_FAULT_INJECT=enospc@12"));
+  // The disk is full when rank 0 writes the checkpoint of step 10 (file-system step 17, after the
+  // run's config, fingerprint and provenance files): rank 1 must not wait for it.
+  const auto r = test::run_command("timeout 120 " + t.mpirun(2, t.train_args("full_disk"), "NORMLAB_FAULT_INJECT=enospc@17"));
   EXPECT_EQ(r.exit_code, 1) << r.output;  // an error while running (sweep/exit_codes.h)
   EXPECT_NE(r.output.find("error (rank 0 of 2): [checkpoint] step 10 was not saved"), std::string::npos) << r.output;
 }
