@@ -5,6 +5,9 @@
 // For a translation corpus (data.source = "corpus:DIR"): the BLEU and chrF of the copy and
 // word-by-word baselines (data/translation_baselines.h) on its validation and test splits, against
 // all their references.
+#include <filesystem>
+#include <tuple>
+
 #include <fmt/core.h>
 
 #include <cmath>
@@ -17,12 +20,22 @@
 #include "data/markov.h"
 #include "data/translation_baselines.h"
 #include "data/translation_corpus.h"
+#include "io/atomic_file.h"
 
 namespace normlab::cli {
 
 namespace {
 
-void print_translation_baselines(const std::string& dir) {
+// Each baseline's translations of the split, one per line, as DIR/<split>_<name>.txt.
+void write_hypotheses(const std::string& out_dir, const std::string& split, const std::string& name,
+                      const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  std::filesystem::create_directories(out_dir);
+  write_file_atomic((std::filesystem::path(out_dir) / (split + "_" + name + ".txt")).string(), text);
+}
+
+void print_translation_baselines(const std::string& dir, const std::string& hypotheses_dir) {
   const TranslationCorpus corpus = load_translation_corpus(dir);
   std::vector<std::string> sources, targets;
   for (const CorpusPair& p : corpus.train) {
@@ -41,10 +54,12 @@ void print_translation_baselines(const std::string& dir) {
       by_dice.push_back(dice.translate(p.source));
     }
     fmt::print("{} ({} pairs):\n", name, split->size());
-    for (const auto& [label, hyps] : {std::pair{"copy the source", &copy},
-                                      std::pair{"word by word (most frequent)", &by_frequency},
-                                      std::pair{"word by word (Dice)", &by_dice}})
+    for (const auto& [label, file, hyps] : {std::tuple{"copy the source", "copy", &copy},
+                                            std::tuple{"word by word (most frequent)", "most_frequent", &by_frequency},
+                                            std::tuple{"word by word (Dice)", "dice", &by_dice}}) {
       fmt::print("  {:<29} {}  {}\n", label, corpus_bleu_score(*hyps, refs).format(), corpus_chrf(*hyps, refs).format());
+      if (!hypotheses_dir.empty()) write_hypotheses(hypotheses_dir, name, file, *hyps);
+    }
   }
 }
 
@@ -55,13 +70,16 @@ CLI::App* add_baseline_command(CLI::App& app, int& exit_code) {
   auto config = std::make_shared<std::string>();
   auto overrides = std::make_shared<std::vector<std::string>>();
   auto orders = std::make_shared<std::vector<int>>(std::vector<int>{0, 1, 2, 3});
+  auto hypotheses = std::make_shared<std::string>();
   cmd->add_option("config", *config, "config file")->required()->type_name("CONFIG");
   cmd->add_option("overrides", *overrides, "overrides such as data.source=corpus.txt")->type_name("KEY=VALUE");
   cmd->add_option("--orders", *orders, "Markov orders (comma-separated)")->delimiter(',')
       ->check(CLI::Range(0, 6))->capture_default_str();
+  cmd->add_option("--hypotheses", *hypotheses, "translation corpora: write each baseline's translations to "
+                  "DIR/<split>_<copy|most_frequent|dice>.txt (for normlab bleu --against)")->type_name("DIR");
   cmd->callback([=] {
     const RunConfig rc = load_config(*config, *overrides);
-    if (rc.data.source.rfind("corpus:", 0) == 0) return print_translation_baselines(rc.data.source.substr(7));
+    if (rc.data.source.rfind("corpus:", 0) == 0) return print_translation_baselines(rc.data.source.substr(7), *hypotheses);
     if (rc.data.source == "copy") usage_error("baseline", "{} trains the copy task, which has no text", *config);
     if (rc.model.arch == ModelArch::Encoder)
       fmt::print(stderr, "note: {} trains a masked LM (model.arch = \"encoder\"); these baselines predict the next "

@@ -146,6 +146,33 @@ TEST(CorpusTraining, TrainsByEpochsKeepsTheBestAndResumesExactly) {
   for (size_t i = 0; i < metrics.size(); ++i) EXPECT_EQ(m_part[i], metrics[i]) << "record " << i;
 }
 
+// `normlab baseline CONFIG --hypotheses DIR` on a corpus writes each baseline's translations of
+// each split, one line per pair, whose BLEU is the one it prints.
+TEST(CorpusTraining, BaselineWritesEachBaselinesTranslations) {
+  ScratchDir dir;
+  const std::string corpus = write_made_up_corpus(dir);
+  const auto out = test::run_command(test::kNormlab + " baseline " + NORMLAB_SOURCE_DIR +
+                                     "/experiments/configs/seq2seq_translate.toml data.source=corpus:" + corpus +
+                                     " --hypotheses " + dir.file("hyps"));
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const TranslationCorpus pairs = load_translation_corpus(corpus);
+  for (const auto& [split, rows] : {std::pair{"valid", &pairs.valid}, std::pair{"test", &pairs.test}}) {
+    std::vector<std::vector<std::string>> refs(2);
+    for (const CorpusPair& p : *rows) {
+      refs[0].push_back(p.target);
+      refs[1].push_back(p.second);
+    }
+    for (const char* name : {"copy", "most_frequent", "dice"}) {
+      const std::string text = read_whole_file(dir.path() / "hyps" / (std::string(split) + "_" + name + ".txt"), "test");
+      std::vector<std::string> lines;
+      for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+        lines.push_back(text.substr(start, end - start));
+      ASSERT_EQ(lines.size(), rows->size()) << split << " " << name;
+      EXPECT_NE(out.output.find(corpus_bleu_score(lines, refs).format()), std::string::npos) << split << " " << name;
+    }
+  }
+}
+
 // A finished run of 2 epochs extended by `--resume DIR train.epochs=3` equals a 3-epoch run (a
 // schedule that does not depend on the run's length); train.steps=N is refused for it, naming the unit.
 TEST(CorpusTraining, AnEpochRunExtendsByEpochsAsIfItHadBeenLongerFromTheStart) {
