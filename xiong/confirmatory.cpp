@@ -135,11 +135,16 @@ ConfirmatoryRuns read_confirmatory(const Context& ctx, const Registration& reg) 
   return out;
 }
 
-std::string confirmatory_report(const Context& ctx, const Registration& reg, const ConfirmatoryRuns& runs,
-                                const std::function<bool(const std::string&)>& selected) {
+std::vector<ClaimAnalysis> confirmatory_analysis(const Context& ctx, const Registration& reg,
+                                                 const ConfirmatoryRuns& runs) {
   const double copy_learned = copy_baseline(ctx.config_path(kCopyConfigV4)).learn_below;
   const nlohmann::json probes = measure_init_probes(ctx, reg);
-  const std::vector<ClaimAnalysis> analysis = analyse_registered(reg, runs, copy_learned, NAN, &probes);
+  return analyse_registered(reg, runs, copy_learned, NAN, &probes);
+}
+
+std::string confirmatory_report(const Context& ctx, const Registration& reg, const ConfirmatoryRuns& runs,
+                                const std::function<bool(const std::string&)>& selected) {
+  const std::vector<ClaimAnalysis> analysis = confirmatory_analysis(ctx, reg, runs);
   return fmt::format(
       "# Xiong v4: the confirmatory runs and their registered analysis ({})\n\n"
       "Registration: {} (protocol {}), last changed in commit {}. Confirmatory seeds {}; alpha {} family-wise "

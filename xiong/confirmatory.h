@@ -45,6 +45,13 @@ void apply_divergence_rules(const Context& ctx, ConfirmatoryRuns& runs);
 // training.h read_training), with the suite's divergence rule applied.
 ConfirmatoryRuns read_confirmatory(const Context& ctx, const Registration& reg);
 
+struct ClaimAnalysis;  // xiong/registered_analysis.h (which includes this header)
+
+// The registered analysis of every claim on `runs` (registered_analysis.h), the init-time claims
+// from the probes (measured, or read from the cache ctx.out_dir/cache).
+std::vector<ClaimAnalysis> confirmatory_analysis(const Context& ctx, const Registration& reg,
+                                                 const ConfirmatoryRuns& runs);
+
 // confirmatory.md: the registration (file, protocol, the commit that last changed it), the runs'
 // status, the registered analysis of every claim (registered_analysis.h), the text arms against
 // order-0..3 Markov models of the same validation split, and the v3 -> v4 table.

@@ -22,6 +22,7 @@
 #include "xiong/confirmatory.h"
 #include "xiong/e3_common.h"
 #include "xiong/experiments.h"
+#include "xiong/front_door.h"
 #include "xiong/outcomes.h"
 #include "xiong/run_record.h"
 #include "xiong/torch_check.h"
@@ -356,6 +357,10 @@ std::string run_confirmatory_suite(const Context& ctx, const SuiteOptions& optio
   const fs::path out = ctx.out_dir / "confirmatory.md";
   write_file_atomic(out.string(), md);
   ctx.log(fmt::format("confirmatory runs: {}", out.string()));
+  const fs::path front_door = ctx.out_dir / "front_door.md";  // for docs/xiong/README.md and the root README
+  write_file_atomic(front_door.string(), front_door_table(confirmatory_analysis(ctx, reg, runs), reg.alpha,
+                                                          "confirmatory-v4.md"));
+  ctx.log(fmt::format("the front-door table: {}", front_door.string()));
   return out.string();
 }
 

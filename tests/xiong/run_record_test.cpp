@@ -10,8 +10,10 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "xiong/front_door.h"
 #include "xiong/grids.h"
 #include "xiong/outcomes.h"
+#include "xiong/confirmatory.h"
 #include "xiong/registered_analysis.h"
 #include "xiong/run_record.h"
 
@@ -92,6 +94,21 @@ TEST(RunRecord, TheCommittedReportIsTheRegisteredAnalysisOfTheCommittedRecord) {
   EXPECT_EQ(read_whole_file(ctx.out_dir / "cache" / "v4_init_probes.json", "test"),
             read_whole_file(record / kRecordInitProbes, "test"))
       << "the init probes' cache key changed: the committed probes were not used";
+  fs::remove_all(ctx.out_dir);
+}
+
+// The front door (xiong/front_door.h): the table at the top of docs/xiong/README.md and in the root
+// README's Results is the registered analysis of the committed record, line for line.
+TEST(RunRecord, TheFrontDoorTablesAreTheAnalysisOfTheCommittedRecord) {
+  const Registration reg = load_registration((kSource / "xiong" / "registration.toml").string());
+  const Context ctx = source_context(temp_dir("front_door"));
+  const auto analysis = confirmatory_analysis(ctx, reg, read_confirmatory_record(ctx, reg, kSource / "docs" / "xiong" / "data" / "v4"));
+  const std::string fix = "regenerate it: normlab reproduce xiong --confirmatory --analyse-only --record docs/xiong/data/v4, "
+                          "then paste runs/xiong-record/front_door.md between the markers";
+  EXPECT_EQ(front_door_of(read_whole_file(kSource / "docs" / "xiong" / "README.md", "test")),
+            front_door_table(analysis, reg.alpha, "confirmatory-v4.md")) << fix;
+  EXPECT_EQ(front_door_of(read_whole_file(kSource / "README.md", "test")),
+            front_door_table(analysis, reg.alpha, "docs/xiong/confirmatory-v4.md")) << fix;
   fs::remove_all(ctx.out_dir);
 }
 

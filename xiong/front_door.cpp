@@ -1,0 +1,62 @@
+#include "xiong/front_door.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "xiong/report.h"
+
+namespace normlab::xiong {
+
+namespace {
+// The positions of the two markers: begin's line end and end's start; npos when not both, once,
+// in order.
+std::pair<size_t, size_t> marker_span(const std::string& document) {
+  const size_t begin = document.find(kFrontDoorBegin), end = document.find(kFrontDoorEnd);
+  const bool once = begin != std::string::npos && end != std::string::npos &&
+                    document.find(kFrontDoorBegin, begin + 1) == std::string::npos &&
+                    document.find(kFrontDoorEnd, end + 1) == std::string::npos && begin < end;
+  if (!once) return {std::string::npos, std::string::npos};
+  return {begin + std::string(kFrontDoorBegin).size(), end};
+}
+
+std::string verdict_words(const ClaimAnalysis& a, double alpha) {
+  const bool family_wise = a.claim->family == "paper" && a.verdict != "incomplete" && a.holm_p < alpha;
+  return a.verdict + (family_wise ? ", holds family-wise" : "");
+}
+}  // namespace
+
+std::string front_door_table(const std::vector<ClaimAnalysis>& analysis, double alpha, const std::string& report) {
+  std::string md;
+  for (const std::string family : {"paper", "exploratory"}) {
+    std::vector<std::vector<std::string>> rows;
+    for (const ClaimAnalysis& a : analysis)
+      if (a.claim->family == family)
+        rows.push_back({a.claim->id, a.claim->statement, verdict_words(a, alpha), interval_text(a.estimate),
+                        fmt::format("{}/{}", a.runs_found, a.runs_expected)});
+    if (rows.empty()) continue;
+    md += fmt::format("\n**{}** ({}; estimates as [{}]({}) defines each statistic):\n\n",
+                      family == "paper" ? "Confirmatory, the paper's claims (Holm over the family)"
+                                        : "Exploratory (registered, unadjusted)",
+                      family == "paper" ? fmt::format("alpha {} family-wise", alpha) : "no multiplicity adjustment",
+                      std::filesystem::path(report).filename().string(), report);
+    md += md_table({"claim", "statement", "verdict", "estimate [95% CI]", "runs"}, rows);
+  }
+  NL_CHECK(!md.empty(), "front door", "no registered claim to show");
+  return md + "\n";
+}
+
+std::string with_front_door(const std::string& document, const std::string& table, const std::string& what) {
+  const auto [start, end] = marker_span(document);
+  NL_CHECK(start != std::string::npos, "front door", "{} needs the line '{}' and, after it, '{}', once each", what,
+           kFrontDoorBegin, kFrontDoorEnd);
+  return document.substr(0, start) + "\n" + table + document.substr(end);
+}
+
+std::string front_door_of(const std::string& document) {
+  const auto [start, end] = marker_span(document);
+  return start == std::string::npos ? "" : document.substr(start + 1, end - start - 1);
+}
+
+}  // namespace normlab::xiong
