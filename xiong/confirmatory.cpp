@@ -93,13 +93,17 @@ std::string v3_section(const Context& ctx, const std::vector<ClaimAnalysis>& ana
 }
 
 // "## The text task against Markov baselines": each registered text arm's final quality over its
-// seeds beside order-0..3 Markov models of text_task_v4.toml's validation split.
+// seeds beside order-0..5 Markov models of text_task_v4.toml's validation split, then a sentence
+// derived from the table: which orders the best arm beats and which it loses to.
 std::string text_baselines_section(const Context& ctx, const Registration& reg, const ConfirmatoryRuns& runs) {
   if (runs.text.size() == 0) return "";
-  const std::vector<Baseline> markov = markov_baselines(ctx.config_path(kTextConfigV4), {0, 1, 2, 3});
+  const std::vector<int> orders = {0, 1, 2, 3, 4, 5};
+  const std::vector<Baseline> markov = markov_baselines(ctx.config_path(kTextConfigV4), orders);
   std::vector<std::vector<std::string>> rows;
-  for (const Baseline& b : markov) rows.push_back({b.name, num(b.loss, 3), "", "", ""});
+  for (const Baseline& b : markov) rows.push_back({b.name, num(b.loss, 3), "", "", "", "", ""});
   std::set<std::string> seen;
+  std::string best_arm;
+  double best = INFINITY;
   for (const RegisteredClaim& c : reg.claims) {
     if (c.task != "text") continue;
     for (size_t a = 0; a < c.points.size(); ++a) {
@@ -112,18 +116,42 @@ std::string text_baselines_section(const Context& ctx, const Registration& reg, 
         if (r) q.push_back(final_quality(*r));
       }
       const double mean = mean_interval(q).estimate;  // the mean that mean_ci_text prints
-      auto below = [&](int order) { return std::isfinite(mean) ? (mean < markov[order].loss ? "yes" : "no") : "-"; };
-      rows.push_back({c.arms[a] + " (" + c.id + ")", mean_ci_text(q), below(1), below(2), below(3)});
+      if (std::isfinite(mean) && mean < best) best = mean, best_arm = c.arms[a];
+      std::vector<std::string> row = {c.arms[a] + " (" + c.id + ")", mean_ci_text(q)};
+      for (size_t order = 1; order < orders.size(); ++order)
+        row.push_back(std::isfinite(mean) ? (mean < markov[order].loss ? "yes" : "no") : "-");
+      rows.push_back(row);
     }
   }
   return "## The text task against Markov baselines\n\nFinal quality (nats/char, mean [95% t] over the "
          "confirmatory seeds) beside Witten-Bell Markov models of " + std::string(kTextConfigV4) +
          "'s text, fitted on its training split and scored on the same validation split (data/markov.h; "
          "`normlab baseline`).\n\n" +
-         md_table({"model", "validation loss", "below order 1", "below order 2", "below order 3"}, rows) + "\n";
+         md_table({"model", "validation loss", "below order 1", "below order 2", "below order 3", "below order 4",
+                   "below order 5"}, rows) +
+         "\n" + markov_sentence(best_arm, best, markov, orders) + "\n\n";
 }
 
 }  // namespace
+
+// "The best text arm, <arm> (<loss> nats/char), is below the order-0 (..) ... and loses to the
+// order-4 (..) and ...": derived from the numbers; "" without a finite best arm.
+std::string markov_sentence(const std::string& arm, double loss, const std::vector<Baseline>& markov,
+                            const std::vector<int>& orders) {
+  if (!std::isfinite(loss)) return "";
+  std::vector<std::string> beaten, lost_to;
+  int first_lost = -1;
+  for (size_t i = 0; i < markov.size(); ++i) {
+    const bool below = loss < markov[i].loss;
+    (below ? beaten : lost_to).push_back(fmt::format("order-{} ({})", orders[i], num(markov[i].loss, 3)));
+    if (!below && first_lost < 0) first_lost = orders[i];
+  }
+  const auto list = [](const std::vector<std::string>& v) { return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", ")); };
+  const std::string verdict = first_lost < 0 ? "" : fmt::format(": no arm predicts better than a model that sees only "
+                                                                "the previous {} characters", first_lost);
+  return fmt::format("The best text arm, {} ({} nats/char), is below the Markov models of {} and loses to {}{}.", arm,
+                     num(loss, 3), list(beaten), list(lost_to), verdict);
+}
 
 ConfirmatoryRuns read_confirmatory(const Context& ctx, const Registration& reg) {
   auto all = [](const std::string&) { return true; };

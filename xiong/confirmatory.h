@@ -45,6 +45,7 @@ void apply_divergence_rules(const Context& ctx, ConfirmatoryRuns& runs);
 // training.h read_training), with the suite's divergence rule applied.
 ConfirmatoryRuns read_confirmatory(const Context& ctx, const Registration& reg);
 
+struct Baseline;       // xiong/outcomes.h
 struct ClaimAnalysis;  // xiong/registered_analysis.h (which includes this header)
 
 // The registered analysis of every claim on `runs` (registered_analysis.h), the init-time claims
@@ -61,6 +62,13 @@ std::string confirmatory_report(const Context& ctx, const Registration& reg, con
 // "<commit> (<date>)" of the last commit that changed the registration, with " - modified since"
 // when the file differs from it; "unknown (...)" outside a git checkout.
 std::string registration_commit(const std::string& registration_path);
+
+// The sentence under the text task's Markov table: the best arm (`arm`, its final `loss`) beside
+// the Markov models of `orders` (markov[i] of order orders[i]), the ones it is below and the ones
+// it loses to, and, when it loses to any, the shortest context that predicts better; "" when
+// `loss` is not finite (no text arm finished).
+std::string markov_sentence(const std::string& arm, double loss, const std::vector<Baseline>& markov,
+                            const std::vector<int>& orders);
 
 // A markdown table: per selected claim, its family, arms, seeds, horizon and how many of its runs
 // completed, diverged, failed or are missing.
