@@ -15,6 +15,7 @@ Config and load_config over the module's load_run_config (config.py); train, Run
 """
 import atexit as _atexit
 import pkgutil as _pkgutil
+import sys as _sys
 
 # In a build tree the extension module lives in BUILD/python/normlab/ while these sources stay in
 # python/normlab/: with both on PYTHONPATH, the package spans the two folders (pip install puts
@@ -25,6 +26,9 @@ from . import _normlab
 from ._normlab import (Error, Tensor, Var, backward, clear_tape, constant, grad_enabled, no_grad,
                        op_case_names, parameter, tape_size)
 from ._normlab import ops
+# The ops are a submodule of the extension; registering it under its package name makes
+# `import normlab.ops as ops` and `from normlab.ops import layer_norm` work (as MLX's mlx.core).
+_sys.modules[__name__ + ".ops"] = ops
 from .gradcheck import GradcheckError, InputCheck, gradcheck, gradcheck_op
 from .config import Config, Section, load_config
 from .runs import Interrupted, Run, open_run, train

@@ -108,3 +108,11 @@ def test_an_error_in_a_fresh_interpreter_is_a_python_traceback_not_a_crash():
                           env=dict(os.environ))
     assert done.returncode == 1, (done.returncode, done.stderr)
     assert "normlab.Error: [matmul]" in done.stderr and "(2, 3)" in done.stderr
+
+
+def test_ops_imports_as_a_submodule():
+    import importlib
+    ops_module = importlib.import_module("normlab.ops")
+    from normlab.ops import layer_norm
+    assert ops_module is normlab.ops
+    assert layer_norm is normlab.ops.layer_norm
