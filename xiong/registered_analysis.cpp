@@ -130,7 +130,7 @@ std::string decide_registered(const RegisteredClaim& c, double p, const Interval
 }
 
 ClaimAnalysis analyse_claim(const Registration& reg, const RegisteredClaim& c, const TrainingResults& runs,
-                            double learned_below) {
+                            double learned_below, const RunStatistic& quality_of) {
   ClaimAnalysis out;
   out.claim = &c;
   const Primary primary = primary_of(reg, c);
@@ -147,7 +147,7 @@ ClaimAnalysis analyse_claim(const Registration& reg, const RegisteredClaim& c, c
       const RunOutcome* r = runs.find(p);
       const bool has = r && (r->status == RunStatus::Completed || r->status == RunStatus::Diverged);
       out.runs_found += has;
-      quality.back().push_back(has ? final_quality(*r) : NAN);
+      quality.back().push_back(has ? quality_of(*r) : NAN);
       if (has) times.back().push_back(time_to_target(*r));
     }
   }

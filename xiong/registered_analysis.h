@@ -23,6 +23,7 @@
 // Holm: over every claim of the family "paper"; a claim without a p-value counts as p = 1, so that
 // the family keeps its registered size (conservative while claims are incomplete).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ namespace normlab::xiong {
 // The quality a log-rank claim's runs must reach; its statistic text must name it (checked).
 inline constexpr double kTimeTarget = 0.1;
 
+// A run's final quality (the mean validation loss over the evaluations in the last 20% of the
+// run; a diverged run counts as its initial loss); NaN for a run without a result.
+double final_quality(const RunOutcome& run);
+
 struct ClaimAnalysis {
   const RegisteredClaim* claim = nullptr;
   int runs_expected = 0, runs_found = 0;
@@ -50,12 +55,15 @@ struct ClaimAnalysis {
   std::string secondary;       // the registered secondary estimates and tests
 };
 
-// A run's final quality (above); NaN for a run without a result.
-double final_quality(const RunOutcome& run);
 
-// One training claim on its runs (already read and put through the divergence rule).
+// A run's per-run statistic for the quality claims: final_quality (registered) or an alternative
+// of the sensitivity audit (xiong/sensitivity_audit.h).
+using RunStatistic = std::function<double(const RunOutcome&)>;
+
+// One training claim on its runs (already read and put through the divergence rule), each run's
+// quality measured by `quality` (the registered final_quality unless an audit asks otherwise).
 ClaimAnalysis analyse_claim(const Registration& reg, const RegisteredClaim& claim, const TrainingResults& runs,
-                            double learned_below);
+                            double learned_below, const RunStatistic& quality = final_quality);
 
 // Every claim of the registration, in file order, with Holm over the family "paper": training
 // claims from `runs`, init-time ones from `init_probes` (registered_init.h; null: incomplete).
