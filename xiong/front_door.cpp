@@ -27,13 +27,15 @@ std::string verdict_words(const ClaimAnalysis& a, double alpha) {
 }
 }  // namespace
 
-std::string front_door_table(const std::vector<ClaimAnalysis>& analysis, double alpha, const std::string& report) {
+std::string front_door_table(const std::vector<ClaimAnalysis>& analysis, double alpha, const std::string& report,
+                             const std::map<std::string, std::string>& post_hoc) {
   std::string md;
   for (const std::string family : {"paper", "exploratory"}) {
     std::vector<std::vector<std::string>> rows;
     for (const ClaimAnalysis& a : analysis)
       if (a.claim->family == family)
         rows.push_back({a.claim->id, a.claim->statement, verdict_words(a, alpha), interval_text(a.estimate),
+                        post_hoc.count(a.claim->id) ? post_hoc.at(a.claim->id) : "",
                         fmt::format("{}/{}", a.runs_found, a.runs_expected)});
     if (rows.empty()) continue;
     md += fmt::format("\n**{}** ({}; estimates as [{}]({}) defines each statistic):\n\n",
@@ -41,7 +43,8 @@ std::string front_door_table(const std::vector<ClaimAnalysis>& analysis, double 
                                         : "Exploratory (registered, unadjusted)",
                       family == "paper" ? fmt::format("alpha {} family-wise", alpha) : "no multiplicity adjustment",
                       std::filesystem::path(report).filename().string(), report);
-    md += md_table({"claim", "statement", "verdict", "estimate [95% CI]", "runs"}, rows);
+    md += md_table({"claim", "statement", "verdict", "estimate [95% CI]", "post hoc: the verdict under another statistic",
+                    "runs"}, rows);
   }
   NL_CHECK(!md.empty(), "front door", "no registered claim to show");
   return md + "\n";

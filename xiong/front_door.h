@@ -1,10 +1,11 @@
 // The Xiong results a reader meets first: one table of the current registered verdicts, generated
 // from the record's analysis and kept, between two marker lines, at the top of docs/xiong/README.md
 // and in the root README's Results (a test regenerates it from the committed record and compares):
-//   | claim | what the paper says | verdict | estimate [95% CI] | runs |
+//   | claim | statement | verdict | estimate [95% CI] | post hoc: another statistic | runs |
 // one line per registered claim in the registration's order, the family "paper" first (the verdict
 // followed by "holds family-wise" when its Holm p is below alpha), then the exploratory claims.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,9 @@ inline constexpr const char* kFrontDoorEnd = "<!-- front door: end -->";
 
 // The table of `analysis` (every claim of the registration, analyse_registered's order). Its
 // estimates link nowhere; `report` names the report that details them (a relative link).
-std::string front_door_table(const std::vector<ClaimAnalysis>& analysis, double alpha, const std::string& report);
+// `post_hoc`: the sensitivity audit's note per claim id (xiong/sensitivity_audit.h audit_notes).
+std::string front_door_table(const std::vector<ClaimAnalysis>& analysis, double alpha, const std::string& report,
+                             const std::map<std::string, std::string>& post_hoc);
 
 // `document` with the text between its marker lines replaced by `table`. Throws "[front door] ..."
 // naming `what` when the markers are missing, repeated or out of order.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "xiong/registered_analysis.h"
 #include "xiong/report.h"
@@ -31,19 +32,31 @@ std::string decided(const ClaimAnalysis& a) {
   return fmt::format("{}, {} (p {})", a.verdict, interval_text(a.estimate), num(a.primary_p, 3));
 }
 
-std::string verdict_table(const Registration& reg, const ConfirmatoryRuns& runs, double copy_learned_below,
-                          int& disagreements) {
-  std::vector<std::vector<std::string>> rows;
+// A quality claim decided under the three per-run statistics.
+struct ThreeWays {
+  const RegisteredClaim* claim;
+  ClaimAnalysis registered, last, median;
+  bool disagree() const { return last.verdict != registered.verdict || median.verdict != registered.verdict; }
+};
+
+std::vector<ThreeWays> three_ways(const Registration& reg, const ConfirmatoryRuns& runs, double copy_learned_below) {
+  std::vector<ThreeWays> out;
   for (const RegisteredClaim& c : reg.claims) {
     if (c.task == "init" || c.primary_test.rfind("log-rank", 0) == 0) continue;  // init probes; times to a target
     const TrainingResults& task_runs = c.task == "text" ? runs.text : runs.copy;
     const double learned = c.task == "text" ? NAN : copy_learned_below;
-    const ClaimAnalysis registered = analyse_claim(reg, c, task_runs, learned);
-    const ClaimAnalysis last = analyse_claim(reg, c, task_runs, learned, last_evaluation);
-    const ClaimAnalysis median = analyse_claim(reg, c, task_runs, learned, window_median);
-    const bool disagree = last.verdict != registered.verdict || median.verdict != registered.verdict;
-    disagreements += disagree;
-    rows.push_back({c.id, decided(registered), decided(last), decided(median), disagree ? "**disagree**" : ""});
+    out.push_back({&c, analyse_claim(reg, c, task_runs, learned), analyse_claim(reg, c, task_runs, learned, last_evaluation),
+                   analyse_claim(reg, c, task_runs, learned, window_median)});
+  }
+  return out;
+}
+
+std::string verdict_table(const std::vector<ThreeWays>& claims, int& disagreements) {
+  std::vector<std::vector<std::string>> rows;
+  for (const ThreeWays& t : claims) {
+    disagreements += t.disagree();
+    rows.push_back({t.claim->id, decided(t.registered), decided(t.last), decided(t.median),
+                    t.disagree() ? "**disagree**" : ""});
   }
   return md_table({"claim", "registered: window mean", "last evaluation", "window median", "flag"}, rows);
 }
@@ -102,9 +115,21 @@ bool converged(const RunOutcome& run, const std::string& task) {
   return task == "text" ? (previous - last) / previous < 0.02 : std::abs(last - previous) < 0.02;
 }
 
+std::map<std::string, std::string> audit_notes(const Registration& reg, const ConfirmatoryRuns& runs,
+                                               double copy_learned_below) {
+  std::map<std::string, std::string> notes;
+  for (const ThreeWays& t : three_ways(reg, runs, copy_learned_below)) {
+    std::vector<std::string> parts;
+    if (t.last.verdict != t.registered.verdict) parts.push_back("last evaluation: " + t.last.verdict);
+    if (t.median.verdict != t.registered.verdict) parts.push_back("window median: " + t.median.verdict);
+    if (!parts.empty()) notes[t.claim->id] = fmt::format("{}", fmt::join(parts, "; "));
+  }
+  return notes;
+}
+
 std::string sensitivity_audit(const Registration& reg, const ConfirmatoryRuns& runs, double copy_learned_below) {
   int disagreements = 0, arms_below_all = 0;
-  const std::string verdicts = verdict_table(reg, runs, copy_learned_below, disagreements);
+  const std::string verdicts = verdict_table(three_ways(reg, runs, copy_learned_below), disagreements);
   const std::string convergence = convergence_table(reg, runs, arms_below_all);
   return fmt::format(
       "## Sensitivity and convergence audit (post hoc)\n\n"

@@ -5,6 +5,7 @@
 // mean validation loss of the last 20% of a run within 0.02 nats of the 20% before; text task, an
 // improvement of less than 2% between them) applied to every run, the share that pass per arm.
 #pragma once
+#include <map>
 #include <string>
 
 #include "xiong/confirmatory.h"
@@ -19,6 +20,11 @@ double window_median(const RunOutcome& run);
 
 // Whether a completed run meets its task's convergence rule (above); false for any other run.
 bool converged(const RunOutcome& run, const std::string& task);
+
+// Per quality claim whose verdict changes under another statistic: "last evaluation: <verdict>;
+// window median: <verdict>" (the ones that differ), by claim id; the front door prints it.
+std::map<std::string, std::string> audit_notes(const Registration& reg, const ConfirmatoryRuns& runs,
+                                               double copy_learned_below);
 
 // "## Sensitivity and convergence audit (post hoc)": the two tables, each sentence derived from them.
 std::string sensitivity_audit(const Registration& reg, const ConfirmatoryRuns& runs, double copy_learned_below);

@@ -16,6 +16,7 @@
 #include "xiong/confirmatory.h"
 #include "xiong/registered_analysis.h"
 #include "xiong/run_record.h"
+#include "xiong/sensitivity_audit.h"
 
 namespace fs = std::filesystem;
 
@@ -102,13 +103,15 @@ TEST(RunRecord, TheCommittedReportIsTheRegisteredAnalysisOfTheCommittedRecord) {
 TEST(RunRecord, TheFrontDoorTablesAreTheAnalysisOfTheCommittedRecord) {
   const Registration reg = load_registration((kSource / "xiong" / "registration.toml").string());
   const Context ctx = source_context(temp_dir("front_door"));
-  const auto analysis = confirmatory_analysis(ctx, reg, read_confirmatory_record(ctx, reg, kSource / "docs" / "xiong" / "data" / "v4"));
+  const ConfirmatoryRuns runs = read_confirmatory_record(ctx, reg, kSource / "docs" / "xiong" / "data" / "v4");
+  const auto analysis = confirmatory_analysis(ctx, reg, runs);
+  const auto notes = audit_notes(reg, runs, copy_baseline(ctx.config_path(kCopyConfigV4)).learn_below);
   const std::string fix = "regenerate it: normlab reproduce xiong --confirmatory --analyse-only --record docs/xiong/data/v4, "
                           "then paste runs/xiong-record/front_door.md between the markers";
   EXPECT_EQ(front_door_of(read_whole_file(kSource / "docs" / "xiong" / "README.md", "test")),
-            front_door_table(analysis, reg.alpha, "confirmatory-v4.md")) << fix;
+            front_door_table(analysis, reg.alpha, "confirmatory-v4.md", notes)) << fix;
   EXPECT_EQ(front_door_of(read_whole_file(kSource / "README.md", "test")),
-            front_door_table(analysis, reg.alpha, "docs/xiong/confirmatory-v4.md")) << fix;
+            front_door_table(analysis, reg.alpha, "docs/xiong/confirmatory-v4.md", notes)) << fix;
   fs::remove_all(ctx.out_dir);
 }
 
