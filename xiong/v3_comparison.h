@@ -16,7 +16,9 @@ namespace normlab::xiong {
 std::vector<nlohmann::json> v3_rows_of(const std::string& v4_id, const nlohmann::json& v3_verdicts);
 
 // A markdown table: v4 claim, its verdict and estimate, each matched v3 row's id, verdict and
-// estimate, and "kept" | "changed" | "new in v4" | "not yet decided".
+// estimate, and "kept" | "changed" | "new in v4" | "not yet decided", followed by "; the estimate
+// moved more than 2x (Nx larger|smaller)" or "; the estimate changed sign" against the v3 row of
+// the same id.
 std::string v3_to_v4_table(const std::vector<ClaimAnalysis>& v4, const nlohmann::json& v3_verdicts);
 
 }  // namespace normlab::xiong

@@ -34,6 +34,17 @@ ClaimAnalysis analysed(const RegisteredClaim& claim, const std::string& verdict,
   return a;
 }
 
+TEST(V3Comparison, AnEstimateWithinTwoFoldOrOfTheOtherSignIsSaidSo) {
+  RegisteredClaim e3a;
+  e3a.id = "E3a@1e-3";
+  const std::string near = v3_to_v4_table({analysed(e3a, "reproduced", 2.9)}, kV3);
+  EXPECT_NE(near.find("| kept |"), std::string::npos) << near;  // 2.9 / 1.5 < 2
+  const std::string flipped = v3_to_v4_table({analysed(e3a, "contradicted", -0.5)}, kV3);
+  EXPECT_NE(flipped.find("| changed; the estimate changed sign |"), std::string::npos) << flipped;
+  const std::string smaller = v3_to_v4_table({analysed(e3a, "reproduced", 0.05)}, kV3);
+  EXPECT_NE(smaller.find("| kept; the estimate moved more than 2x (30x smaller) |"), std::string::npos) << smaller;
+}
+
 TEST(V3Comparison, TheTableSaysKeptChangedNewOrNotYetDecided) {
   RegisteredClaim e3a, e3d, e2b, e3h;
   e3a.id = "E3a@1e-3";
@@ -44,7 +55,8 @@ TEST(V3Comparison, TheTableSaysKeptChangedNewOrNotYetDecided) {
       {analysed(e3a, "reproduced", 4.11), analysed(e3d, "reproduced", 675), analysed(e2b, "incomplete", NAN),
        analysed(e3h, "contradicted", 0.15)},
       kV3);
-  EXPECT_NE(table.find("| E3a@1e-3 | reproduced | 4.11 [4.01, 4.21] | E3a@1e-3: reproduced 1.5 [1, 2] | kept |"),
+  EXPECT_NE(table.find("| E3a@1e-3 | reproduced | 4.11 [4.01, 4.21] | E3a@1e-3: reproduced 1.5 [1, 2] | kept; the "
+                       "estimate moved more than 2x (2.7x larger) |"),
             std::string::npos) << table;
   // one of E3d's two v3 rows was inconclusive: the verdict changed
   EXPECT_NE(table.find("E3d@1e-3.to0.5: reproduced 0.4 [0.3, 0.5]; E3d@1e-3.to0.1: inconclusive 0.9 [0.5, 1.3] | "
