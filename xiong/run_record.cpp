@@ -76,6 +76,7 @@ struct RecordedRun {
 // The record's runs by (task, run), with their curves.
 std::map<RunKey, RecordedRun> read_record(const fs::path& dir) {
   const RecordTable runs(dir / kRecordRuns, {"task", "run", "status", "steps_done", "final_val_loss"});
+  const bool legacy = fs::exists(dir / kRecordLegacy);
   std::map<RunKey, RecordedRun> out;
   for (size_t i = 0; i < runs.size(); ++i) {
     RunOutcome r;
@@ -92,6 +93,9 @@ std::map<RunKey, RecordedRun> read_record(const fs::path& dir) {
              "{}:{}: run '{}' diverged but has no initial_loss, the loss it counts as", runs.path(), runs.line(i),
              runs.text(i, "run"));
     const std::string fingerprint = runs.has(i, "fingerprint") ? runs.text(i, "fingerprint") : "";
+    NL_CHECK(legacy || !fingerprint.empty(), "record", "{}:{}: run '{}' has no fingerprint (of the config it was made "
+             "with); a record whose rows cannot carry one says why in {}", runs.path(), runs.line(i),
+             runs.text(i, "run"), (dir / kRecordLegacy).string());
     const bool added =
         out.emplace(RunKey{runs.text(i, "task"), runs.text(i, "run")}, RecordedRun{std::move(r), fingerprint}).second;
     NL_CHECK(added, "record", "{}:{}: run '{}' is listed twice", runs.path(), runs.line(i), runs.text(i, "run"));

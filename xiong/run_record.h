@@ -7,6 +7,9 @@
 //   val_curves.csv       task, run, step, lr, val_loss: one row per evaluation
 //   val_curves_runs.csv  task, run, status, steps_done, final_val_loss [, initial_loss,
 //                        diverged_at_step, fingerprint]: one row per finished run
+// Every row of val_curves_runs.csv carries the fingerprint of its config, unless the record says
+// why it cannot in legacy.txt (kRecordLegacy: v4's record was exported before the exporter wrote
+// fingerprints): a row without one in a record without that file is an error naming file and line.
 // A registered run absent from the record is "missing". The record holds validation curves only,
 // so the suite's divergence rule sees the validation losses, not the training ones; a run the
 // record lists as diverged needs its initial_loss (the loss it then counts as).
@@ -22,6 +25,7 @@ namespace normlab::xiong {
 
 inline constexpr const char* kRecordCurves = "val_curves.csv";
 inline constexpr const char* kRecordRuns = "val_curves_runs.csv";
+inline constexpr const char* kRecordLegacy = "legacy.txt";
 // The init probes' cache file (DIR/cache/v4_init_probes.json), kept beside the curves.
 inline constexpr const char* kRecordInitProbes = "init_probes.json";
 

@@ -45,6 +45,7 @@ TEST(E4Record, ARunAbsentFromTheRecordIsMissingNotTrained) {
   const fs::path record = temp_dir("one_run"), out = temp_dir("one_run_out");
   fs::create_directories(record);
   const TrainPoint first = e4_points(make_grids(false)).front();
+  std::ofstream(record / "legacy.txt") << "a test record without fingerprints\n";
   std::ofstream(record / "val_curves_runs.csv")
       << "task,run,status,steps_done,final_val_loss,initial_loss,diverged_at_step\n"
       << "copy," << first.sweep_point().name << ",completed,1000,0.5,4.1,\n";

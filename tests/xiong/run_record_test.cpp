@@ -115,9 +115,12 @@ TEST(RunRecord, TheFrontDoorTablesAreTheAnalysisOfTheCommittedRecord) {
   fs::remove_all(ctx.out_dir);
 }
 
-// A record of one run "r" of task copy, its curve rows as given.
-fs::path write_record(const std::string& name, const std::string& runs_rows, const std::string& curve_rows) {
+// A record of one run "r" of task copy, its curve rows as given; without fingerprints, so marked
+// legacy unless `legacy` is false.
+fs::path write_record(const std::string& name, const std::string& runs_rows, const std::string& curve_rows,
+                      bool legacy = true) {
   const fs::path dir = temp_dir(name);
+  if (legacy) std::ofstream(dir / kRecordLegacy) << "a test record without fingerprints\n";
   std::ofstream(dir / kRecordRuns) << "task,run,status,steps_done,final_val_loss,initial_loss,diverged_at_step\n"
                                    << runs_rows;
   std::ofstream(dir / kRecordCurves) << "task,run,step,lr,val_loss\n" << curve_rows;
@@ -151,6 +154,10 @@ TEST(RunRecord, AMalformedRecordIsRefusedNamingTheFileLineAndColumn) {
   EXPECT_NE(record_error(write_record("cells", "copy,r,completed,4000\n", "")).find("val_curves_runs.csv:2: 4 cells where the header has 7"),
             std::string::npos);
   EXPECT_NE(record_error(write_record("twice", ok_run + ok_run, "")).find("val_curves_runs.csv:3: run 'r' is listed twice"),
+            std::string::npos);
+  EXPECT_NE(record_error(write_record("no_fingerprint", ok_run, "", false))
+                .find("val_curves_runs.csv:2: run 'r' has no fingerprint (of the config it was made with); a record "
+                      "whose rows cannot carry one says why in"),
             std::string::npos);
 }
 
