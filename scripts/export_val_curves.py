@@ -8,7 +8,10 @@ still training is left out) and writes a row per evaluation: task, run, step, lr
 it, OUT with "_runs" before the suffix lists each run once: task, run, status, steps_done, and
 final_val_loss and diverged_at_step from its summary.json, and initial_loss, the train loss of
 step 1 (measured before the first update: the loss at initialization, which a diverged run counts
-as), and the fingerprint of the config it was made with (its fingerprint.txt). `normlab
+as), the fingerprint of the config it was made with (its fingerprint.txt), and its provenance from
+summary.json (started_utc, finished_utc, and the commit, code_crc32, cpu and threads of its
+sittings, joined by "+" when a resume changed them; empty for a run made before normlab wrote
+them). `normlab
 reproduce xiong [--confirmatory] --analyse-only --record DIR` reads both back (xiong/run_record.h);
 without --analyse-only the suite trains only the runs the record lacks. --merge keeps the runs
 already in OUT that the folders do not hold (a grid recorded over several machines). Runs are
@@ -42,7 +45,22 @@ def curve_rows(task, run_dir):
 
 
 RUN_COLUMNS = ["task", "run", "status", "steps_done", "final_val_loss", "initial_loss", "diverged_at_step",
-               "fingerprint"]
+               "fingerprint", "started_utc", "finished_utc", "commit", "code_crc32", "cpu", "threads"]
+
+
+def provenance(summary):
+    """(started_utc, finished_utc, commit, code_crc32, cpu, threads) from summary.json: each sitting's
+    value, joined by "+" in order when they differ; None where the summary has no provenance."""
+    sittings = summary.get("sittings") or []
+
+    def joined(key):
+        values = []
+        for sitting in sittings:
+            if str(sitting.get(key)) not in values:
+                values.append(str(sitting.get(key)))
+        return "+".join(values) if values else None
+    return (summary.get("started_utc"), summary.get("finished_utc"), joined("commit"), joined("code_crc32"),
+            joined("cpu"), joined("threads"))
 
 
 def exported_runs(specs):
@@ -63,7 +81,7 @@ def exported_runs(specs):
             fingerprint = fingerprint_file.read_text(encoding="utf-8").strip() if fingerprint_file.exists() else None
             summaries.append((task, run_dir.name, summary.get("status"), summary.get("steps_done"),
                               summary.get("final_val_loss"), initial_loss, summary.get("diverged_at_step"),
-                              fingerprint))
+                              fingerprint) + provenance(summary))
     return rows, summaries
 
 

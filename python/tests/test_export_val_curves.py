@@ -28,7 +28,11 @@ def test_finished_runs_only_with_rows_by_step(tmp_path):
     runs = tmp_path / "copy"
     make_run(runs, "b-run", [{"step": 20, "lr": 0.1, "val_loss": 1.5}, {"step": 10, "lr": 0.1, "val_loss": 2.5},
                              {"step": 15, "lr": 0.1, "train_loss": 2.0}, {"step": 1, "lr": 0.1, "train_loss": 4.25}],
-             {"status": "completed", "steps_done": 20, "final_val_loss": 1.5}, fingerprint="0123abcd")
+             {"status": "completed", "steps_done": 20, "final_val_loss": 1.5, "started_utc": "2026-12-06T01:00:00Z",
+              "finished_utc": "2026-12-06T02:00:00Z",
+              "sittings": [{"commit": "abc", "code_crc32": "11111111", "cpu": "Xeon", "threads": 2},
+                           {"commit": "def", "code_crc32": "11111111", "cpu": "Xeon", "threads": 2}]},
+             fingerprint="0123abcd")
     make_run(runs, "a-run", [{"step": 1, "lr": 0.2, "train_loss": 4.5}, {"step": 10, "lr": 0.2, "val_loss": 3.0}],
              {"status": "diverged", "steps_done": 12, "final_val_loss": None, "diverged_at_step": 11})
     make_run(runs, "still-training", [{"step": 10, "lr": 0.2, "val_loss": 9.0}])
@@ -38,8 +42,9 @@ def test_finished_runs_only_with_rows_by_step(tmp_path):
     assert rows == [["task", "run", "step", "lr", "val_loss"], ["copy", "a-run", "10", "0.2", "3.0"],
                     ["copy", "b-run", "10", "0.1", "2.5"], ["copy", "b-run", "20", "0.1", "1.5"]]
     runs_rows = list(csv.reader((tmp_path / "curves_runs.csv").open()))
-    assert runs_rows[1:] == [["copy", "a-run", "diverged", "12", "", "4.5", "11", ""],
-                             ["copy", "b-run", "completed", "20", "1.5", "4.25", "", "0123abcd"]]
+    assert runs_rows[1:] == [["copy", "a-run", "diverged", "12", "", "4.5", "11", "", "", "", "", "", "", ""],
+                             ["copy", "b-run", "completed", "20", "1.5", "4.25", "", "0123abcd",
+                              "2026-12-06T01:00:00Z", "2026-12-06T02:00:00Z", "abc+def", "11111111", "Xeon", "2"]]
 
 
 def test_merge_keeps_the_recorded_runs_the_folders_lack(tmp_path):
