@@ -207,7 +207,15 @@ void add_log_keys(std::vector<KeySpec>& t) {
            "and write their corpus BLEU (sacreBLEU's 13a) as summary.json's \"bleu\"; 0 = off")
       .key("val_bleu", &LogConfig::val_bleu,
            "with train.epochs: greedy-decode the whole validation split at each epoch's end and log its corpus "
-           "BLEU against every reference it has (metrics.jsonl \"val_bleu\")");
+           "BLEU against every reference it has (metrics.jsonl \"val_bleu\")")
+      .key("test_beam", &LogConfig::test_beam, IntRange{0, 64},
+           "with train.epochs and a corpus with a test split: when the run completes, decode the test split from "
+           "RUN/best (the lowest validation loss) by beam search of this width, write the translations to "
+           "RUN/test_hypotheses.txt and their BLEU and chrF against every reference to summary.json (test_bleu, "
+           "test_chrf); 0 = off")
+      .key("test_length_penalty", &LogConfig::test_length_penalty, at_least(0.0),
+           "log.test_beam's length penalty alpha: a hypothesis scores log p / length^alpha (the paper's 1.2)")
+      .default_reads_as_absent();
 }
 
 std::vector<KeySpec> build_key_specs() {

@@ -66,6 +66,8 @@ struct LogConfig {
   int64_t dynamics_steps = 0;      // dynamics.csv for updates 1..N (train/dynamics.h); 0 = off
   int64_t bleu_pairs = 0;          // encoder_decoder: final greedy BLEU on N validation pairs; 0 = off
   bool val_bleu = false;           // with train.epochs: greedy BLEU of the validation split per epoch
+  int64_t test_beam = 0;           // with train.epochs: beam width of the final test decoding from RUN/best; 0 = off
+  double test_length_penalty = 1.2;  // its length penalty (the paper's)
 };
 
 struct RunConfig {

@@ -45,6 +45,7 @@ inline constexpr const char* kGradNorms = "grad_norms.csv";
 inline constexpr const char* kDynamics = "dynamics.csv";
 inline constexpr const char* kSummary = "summary.json";
 inline constexpr const char* kProvenance = "provenance.json";  // train/provenance.h
+inline constexpr const char* kTestHypotheses = "test_hypotheses.txt";  // log.test_beam
 inline constexpr const char* kFingerprint = "fingerprint.txt";
 inline constexpr const char* kTokenizer = "tokenizer.json";
 inline constexpr const char* kTokenizerModel = "sentencepiece.model";  // data/sentencepiece.h's kSentencePieceFile

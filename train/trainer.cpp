@@ -142,6 +142,9 @@ void plan_epochs(TrainState& s) {
            c.data.source);
   NL_CHECK(s.comm.size() == 1, "train", "train.max_tokens runs in one process (its batches have no fixed row count "
            "to split over {} ranks)", s.comm.size());
+  NL_CHECK(c.log.test_beam == 0 || (c.train.epochs > 0 && !pairs->eval_pairs(EvalSplit::Test, 1).empty()), "train",
+           "log.test_beam = {} decodes the test split of an epoch run: set train.epochs and use a corpus with a test "
+           "split (data.source = \"corpus:DIR\")", c.log.test_beam);
   s.epochs.emplace(*pairs, c);
   if (c.train.epochs > 0) c.train.steps = c.train.epochs * s.epochs->batches_per_epoch();
   s.tokens_per_step = s.epochs->mean_tokens_per_batch();
@@ -341,6 +344,8 @@ TrainResult finish(TrainState& s) {
   if (result.status == RunStatus::Completed && s.c.log.bleu_pairs > 0 && s.files.dir)  // rank 0 writes summary.json
     if (const PairDataset* pairs = as_pair_dataset(*s.data))
       result.bleu = score_split(*s.model, *pairs, EvalSplit::Validation, s.c.log.bleu_pairs, {1, 0, 1.0}).bleu.score;
+  if (result.status == RunStatus::Completed && s.c.log.test_beam > 0 && s.files.dir)
+    score_test_split(s.c, *as_pair_dataset(*s.data), *s.model, s.files.dir->path, result);
   result.tokens_per_second = s.tokens_per_second;
   result.fail_on_divergence = s.c.train.fail_on_divergence;
   result.wall_seconds = seconds_since(s.t_start);

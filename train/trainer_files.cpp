@@ -21,6 +21,7 @@
 #include "train/run_dir.h"
 #include "train/tensorboard.h"
 #include "train/trainer_anomaly.h"
+#include "train/translate.h"
 #include "nn/transformer.h"
 #include "optim/loss_scaler.h"
 #include "optim/schedule.h"
@@ -190,6 +191,24 @@ nlohmann::json cpu_kernels_json(Precision precision) {
 
 }  // namespace
 
+void score_test_split(const RunConfig& c, const PairDataset& pairs, TransformerLM& model, const fs::path& dir,
+                      TrainResult& result) {
+  const fs::path best = dir / "best";
+  result.test_checkpoint = has_checkpoint(best.string()) ? "best" : "last";
+  if (result.test_checkpoint == "best") load_model_weights(best.string(), model);
+  const SplitScore score =
+      score_split(model, pairs, EvalSplit::Test, INT64_MAX, {c.log.test_beam, 0, c.log.test_length_penalty});
+  std::string text;
+  for (const std::string& line : score.hypotheses) text += line + "\n";
+  write_file_atomic((dir / run_files::kTestHypotheses).string(), text);
+  result.test_bleu = score.bleu.score;
+  result.test_chrf = score.chrf.score;
+  result.test_bleu_signature = score.bleu.signature;
+  fmt::print(stderr, "[train] test split from the {} checkpoint, beam {}, length penalty {}: {}  {}\n",
+             result.test_checkpoint, c.log.test_beam, c.log.test_length_penalty, score.bleu.format(),
+             score.chrf.format());
+}
+
 void write_final_summary(const fs::path& dir, const TrainResult& result, const RunConfig& c, const TransformerLM& model,
                          const LossScaler& scaler) {
   nlohmann::json summary = {{"status", enum_name(result.status)},
@@ -203,6 +222,12 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
                             {"parameters", model.parameter_count()},
                             {"precision", enum_name(c.train.precision)}};
   if (std::isfinite(result.bleu)) summary["bleu"] = result.bleu;
+  if (!result.test_checkpoint.empty()) {
+    summary["test_bleu"] = result.test_bleu;
+    summary["test_chrf"] = result.test_chrf;
+    summary["test_bleu_signature"] = result.test_bleu_signature;
+    summary["test_checkpoint"] = result.test_checkpoint;
+  }
   if (c.train.device.kind == DeviceKind::CPU) summary["cpu_kernels"] = cpu_kernels_json(c.train.precision);
   if (scaler.enabled()) {
     summary["loss_scale"] = scaler.scale();

@@ -17,6 +17,7 @@
 #include "nn/transformer.h"
 #include "optim/loss_scaler.h"
 #include "optim/optimizer.h"
+#include "data/seq2seq.h"
 
 namespace normlab::training {
 
@@ -55,6 +56,12 @@ TrainResult finished_result(const std::filesystem::path& dir);
 // Gradient norms (all-reduced gradients) and the residual-stream RMS over the global batch; every
 // rank computes them (a collective), rank 0 writes them.
 void log_grad_norms(RunFiles& files, const TransformerLM& model, int64_t step, bool warn, Communicator& comm);
+// log.test_beam: loads RUN/best (the last weights when the run has no best) into `model`, decodes
+// the test split by beam search (log.test_beam, log.test_length_penalty), writes the translations to
+// RUN/test_hypotheses.txt and their BLEU, chrF and signature into `result`, saying so on stderr.
+void score_test_split(const RunConfig& c, const PairDataset& pairs, TransformerLM& model,
+                      const std::filesystem::path& dir, TrainResult& result);
+
 void write_final_summary(const std::filesystem::path& dir, const TrainResult& result, const RunConfig& c,
                          const TransformerLM& model, const LossScaler& scaler);
 // The checkpoint of `step`: every rank checks that it holds rank 0's weights, rank 0 saves.

@@ -146,6 +146,34 @@ TEST(CorpusTraining, TrainsByEpochsKeepsTheBestAndResumesExactly) {
   for (size_t i = 0; i < metrics.size(); ++i) EXPECT_EQ(m_part[i], metrics[i]) << "record " << i;
 }
 
+// log.test_beam: a completed epoch run decodes the test split from RUN/best by beam search; its
+// summary's BLEU and chrF and RUN/test_hypotheses.txt are what score_split gives for those weights.
+TEST(CorpusTraining, ACompletedRunScoresTheTestSplitFromItsBestCheckpoint) {
+  ScratchDir dir;
+  const RunConfig c = corpus_config(dir, {"train.name=scored", "train.epochs=2", "log.test_beam=2",
+                                          "log.test_length_penalty=0.8"});
+  ASSERT_EQ(train(c, quiet_options()).status, RunStatus::Completed);
+  const auto run_dir = dir.path() / "runs" / "scored";
+  RunConfig rc = load_config((run_dir / "config.toml").string(), {});
+  rc.data.saved_tokenizer_dir = run_dir.string();
+  const auto data = make_dataset(rc.data);
+  rc.model.vocab_size = data->vocab_size();
+  TransformerLM model(rc.model);
+  load_model_weights((run_dir / "best").string(), model);
+  const SplitScore want = score_split(model, *as_pair_dataset(*data), EvalSplit::Test, INT64_MAX, {2, 0, 0.8});
+  const nlohmann::json summary = test::read_summary(run_dir);
+  EXPECT_EQ(summary["test_checkpoint"], "best");
+  EXPECT_DOUBLE_EQ(summary["test_bleu"].get<double>(), want.bleu.score);
+  EXPECT_DOUBLE_EQ(summary["test_chrf"].get<double>(), want.chrf.score);
+  EXPECT_EQ(summary["test_bleu_signature"], want.bleu.signature);
+  std::string lines;
+  for (const std::string& h : want.hypotheses) lines += h + "\n";
+  EXPECT_EQ(read_whole_file(run_dir / "test_hypotheses.txt", "test"), lines);
+  // Without train.epochs there is no best checkpoint to score: refused before training.
+  EXPECT_THROW(train(corpus_config(dir, {"train.name=no_epochs", "train.epochs=0", "train.steps=3", "log.test_beam=2"}),
+                     quiet_options()), Error);
+}
+
 // `normlab baseline CONFIG --hypotheses DIR` on a corpus writes each baseline's translations of
 // each split, one line per pair, whose BLEU is the one it prints.
 TEST(CorpusTraining, BaselineWritesEachBaselinesTranslations) {
