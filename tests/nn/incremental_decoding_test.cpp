@@ -78,16 +78,30 @@ Tensor column(const Tensor& ids, int64_t t) {
   return Tensor::from_ints(out, {ids.size(0), 1});
 }
 
-// The largest |step logits - decode()'s logits at the last position of the prefix| over every
-// step of batch3, the model in eval mode without the tape.
-double max_step_error(const ModelConfig& config) {
-  TransformerLM model(config);
-  perturb(model, 5);
-  model.eval();
+// A model of `config` perturbed by `seed`, in eval mode without the tape, with batch3 encoded and
+// its decoding started.
+struct DecodingCase {
   NoGradGuard no_grad;
-  const Batch3 b = batch3(config.vocab_size);
-  const Var memory = model.encode(b.sources, b.padding);
-  DecoderState state = model.start_decoding(memory, b.padding);
+  TransformerLM model;
+  Batch3 batch;
+  Var memory;
+  DecoderState state;
+  DecodingCase(const ModelConfig& config, uint64_t seed) : model(config), batch(batch3(config.vocab_size)) {
+    perturb(model, seed);
+    model.eval();
+    memory = model.encode(batch.sources, batch.padding);
+    state = model.start_decoding(memory, batch.padding);
+  }
+};
+
+// The largest |step logits - decode()'s logits at the last position of the prefix| over every
+// step of batch3.
+double max_step_error(const ModelConfig& config) {
+  DecodingCase d(config, 5);
+  TransformerLM& model = d.model;
+  const Batch3& b = d.batch;
+  const Var& memory = d.memory;
+  DecoderState& state = d.state;
   double worst = 0.0;
   for (int64_t t = 0; t < b.ids.size(1); ++t) {
     const std::vector<double> step = model.decode_step(column(b.ids, t), state).value().to_vector();  // (3,1,V)
@@ -122,13 +136,10 @@ TEST(IncrementalDecoding, LearnedPositionsRopeGroupedKeysAndQkNormUntiedHead) {
 
 TEST(IncrementalDecoding, SelectedRowsContinueTheirOwnPrefixes) {
   const ModelConfig config = seq2seq_config("post");
-  TransformerLM model(config);
-  perturb(model, 6);
-  model.eval();
-  NoGradGuard no_grad;
-  const Batch3 b = batch3(config.vocab_size);
-  const Var memory = model.encode(b.sources, b.padding);
-  DecoderState state = model.start_decoding(memory, b.padding);
+  DecodingCase d(config, 6);
+  TransformerLM& model = d.model;
+  const Batch3& b = d.batch;
+  DecoderState& state = d.state;
   for (int64_t t = 0; t < 3; ++t) model.decode_step(column(b.ids, t), state);
   // Rows 2, 0, 0 continue: the reference decodes their 4-token prefixes against their own sources.
   state.select_rows({2, 0, 0});
