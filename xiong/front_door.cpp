@@ -5,7 +5,11 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/files.h"
+#include "xiong/confirmatory.h"
+#include "xiong/outcomes.h"
 #include "xiong/report.h"
+#include "xiong/sensitivity_audit.h"
 
 namespace normlab::xiong {
 
@@ -50,6 +54,26 @@ std::string front_door_table(const std::vector<ClaimAnalysis>& analysis, double 
   return md + "\n";
 }
 
+std::string studies_table(const std::vector<StudyVerdicts>& studies) {
+  std::vector<std::vector<std::string>> rows;
+  const auto number = [](const nlohmann::json& row, const char* key) {
+    return row.contains(key) && row[key].is_number() ? row[key].get<double>() : NAN;
+  };
+  for (const StudyVerdicts& study : studies)
+    for (const nlohmann::json& row : study.rows) {
+      Interval i;
+      i.estimate = number(row, "estimate");
+      i.low = number(row, "ci_low");
+      i.high = number(row, "ci_high");
+      i.n = 1;  // valid: interval_text prints it
+      rows.push_back({row.value("id", ""), row.value("claim", ""), row.value("verdict", ""), interval_text(i),
+                      fmt::format("[{}]({})", study.name, study.report)});
+    }
+  NL_CHECK(!rows.empty(), "front door", "no study verdicts to show");
+  return "\n**Exploratory studies (not registered; each decided by its report's stated rule)**:\n\n" +
+         md_table({"claim", "statement", "verdict", "estimate [95% CI]", "study"}, rows) + "\n";
+}
+
 std::string with_front_door(const std::string& document, const std::string& table, const std::string& what) {
   const auto [start, end] = marker_span(document);
   NL_CHECK(start != std::string::npos, "front door", "{} needs the line '{}' and, after it, '{}', once each", what,
@@ -60,6 +84,21 @@ std::string with_front_door(const std::string& document, const std::string& tabl
 std::string front_door_of(const std::string& document) {
   const auto [start, end] = marker_span(document);
   return start == std::string::npos ? "" : document.substr(start + 1, end - start - 1);
+}
+
+std::string front_door_text(const Context& ctx, const Registration& reg, const ConfirmatoryRuns& runs,
+                            const std::string& base) {
+  const double copy_learned = copy_baseline(ctx.config_path(kCopyConfigV4)).learn_below;
+  const std::filesystem::path docs = ctx.source_dir / "docs" / "xiong";
+  const auto verdicts = [&](const std::filesystem::path& file) {
+    return nlohmann::json::parse(read_whole_file(file, "front door"));
+  };
+  const std::vector<StudyVerdicts> studies = {
+      {"E4 v4", base + "e4-v4/report.md", verdicts(docs / "e4-v4" / "verdicts.json")},
+      {"E10", base + "e10-report.md", verdicts(docs / "data" / "e10_verdicts.json")}};
+  return front_door_table(confirmatory_analysis(ctx, reg, runs), reg.alpha, base + "confirmatory-v4.md",
+                          audit_notes(reg, runs, copy_learned)) +
+         studies_table(studies);
 }
 
 }  // namespace normlab::xiong

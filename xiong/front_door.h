@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "xiong/confirmatory.h"
 #include "xiong/registered_analysis.h"
 
 namespace normlab::xiong {
@@ -22,6 +25,23 @@ inline constexpr const char* kFrontDoorEnd = "<!-- front door: end -->";
 // `post_hoc`: the sensitivity audit's note per claim id (xiong/sensitivity_audit.h audit_notes).
 std::string front_door_table(const std::vector<ClaimAnalysis>& analysis, double alpha, const std::string& report,
                              const std::map<std::string, std::string>& post_hoc);
+
+// One exploratory study's verdict rows (a suite's verdicts.json: id, claim, verdict, estimate,
+// ci_low, ci_high) and the report that details them (a relative link).
+struct StudyVerdicts {
+  std::string name, report;
+  nlohmann::json rows;
+};
+
+// The studies' rows as one table after the registered ones: "**Exploratory studies (not
+// registered)**", one line per row with its study linked.
+std::string studies_table(const std::vector<StudyVerdicts>& studies);
+
+// The whole front door of the v4 record `runs`: the registered table (with the audit's notes),
+// then E4 v4's and E10's verdicts (docs/xiong/e4-v4/verdicts.json, docs/xiong/data/e10_verdicts.json
+// under ctx.source_dir); links are relative to `base` ("" in docs/xiong, "docs/xiong/" at the root).
+std::string front_door_text(const Context& ctx, const Registration& reg, const ConfirmatoryRuns& runs,
+                            const std::string& base);
 
 // `document` with the text between its marker lines replaced by `table`. Throws "[front door] ..."
 // naming `what` when the markers are missing, repeated or out of order.

@@ -359,9 +359,7 @@ std::string run_confirmatory_suite(const Context& ctx, const SuiteOptions& optio
   write_file_atomic(out.string(), md);
   ctx.log(fmt::format("confirmatory runs: {}", out.string()));
   const fs::path front_door = ctx.out_dir / "front_door.md";  // for docs/xiong/README.md and the root README
-  const double copy_learned = copy_baseline(ctx.config_path(kCopyConfigV4)).learn_below;
-  write_file_atomic(front_door.string(), front_door_table(confirmatory_analysis(ctx, reg, runs), reg.alpha,
-                                                          "confirmatory-v4.md", audit_notes(reg, runs, copy_learned)));
+  write_file_atomic(front_door.string(), front_door_text(ctx, reg, runs, ""));
   ctx.log(fmt::format("the front-door table: {}", front_door.string()));
   return out.string();
 }
