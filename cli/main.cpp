@@ -10,6 +10,7 @@
 #include "sweep/child_process.h"
 #include "dist/communicator.h"
 #include "sweep/exit_codes.h"
+#include "sweep/sweep.h"
 
 namespace {
 
@@ -62,6 +63,7 @@ int run(CLI::App& app, int argc, char** argv, const int& exit_code) {
 
 int main(int argc, char** argv) {
   normlab::restart_with_better_blas_core(argv);  // before any thread or file is opened
+  normlab::declare_normlab_cli();                 // sweeps may run their points with this executable
   // Only `train` runs data parallel; any other command started N times would repeat its work N times.
   if (normlab::launcher_process_count() > 1 && (argc < 2 || std::string_view(argv[1]) != "train")) {
     fmt::print(stderr, "error: [mpi] only `normlab train` runs under an MPI launcher (started with {} "

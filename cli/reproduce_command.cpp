@@ -4,8 +4,41 @@
 #include "cli/commands.h"
 #include "sweep/exit_codes.h"
 #include "xiong/suite.h"
+#include "xiong/v5/study_v5.h"
 
 namespace normlab::cli {
+
+namespace {
+
+// normlab reproduce xiong-v5 [--quick] [--exploratory] [--only ARM,...] [--seeds N] [--jobs N] [--out DIR]
+//                           [--record DIR | --record-only --record DIR] [--registration FILE]
+void add_xiong_v5_command(CLI::App& reproduce, int& exit_code) {
+  auto* v5 = reproduce.add_subcommand(
+      "xiong-v5", "Xiong v5: the registered warmup study on Bible translation (xiong/registration_v5.toml), run by "
+                  "one frozen build, resumable; --record writes what the analysis reads");
+  auto options = std::make_shared<xiong::StudyV5Options>();
+  v5->add_option("--registration", options->registration, "the registration (default xiong/registration_v5.toml)")
+      ->check(CLI::ExistingFile)->type_name("FILE");
+  v5->add_flag("--quick", options->quick, "every arm on a tiny model for one epoch, pilot seed 1 (runs/xiong-v5-quick)");
+  v5->add_flag("--exploratory", options->exploratory, "the exploratory arms instead of the confirmatory grid");
+  v5->add_option("--only", options->only, "arm ids to run (default: every arm of the role)")->delimiter(',')->type_name("ARM");
+  v5->add_option("--seeds", options->seeds, "the first N confirmatory seeds (default: what the claims use)")
+      ->check(CLI::PositiveNumber);
+  v5->add_option("--jobs", options->jobs, "runs at a time, one thread each (default 2)")->check(CLI::PositiveNumber);
+  v5->add_option("--out", options->out_dir, "the study's runs (default runs/xiong-v5)")->type_name("DIR");
+  v5->add_flag("--skip-init-probe", options->skip_init_probe, "train only; do not run E2's probe");
+  v5->add_option("--record", options->record_dir, "write the record here after the runs (docs/xiong/data/v5)")
+      ->type_name("DIR");
+  v5->add_flag("--record-only", options->record_only, "write the record from the runs in --out; train nothing");
+  v5->add_flag("--quiet", options->quiet, "no progress output");
+  v5->callback([options, &exit_code] {
+    NL_CHECK(!options->record_only || !options->record_dir.empty(), "reproduce", "--record-only needs --record DIR");
+    xiong::run_study_v5(*options);
+    exit_code = exit_codes::kDone;
+  });
+}
+
+}  // namespace
 
 CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("reproduce", "Run a paper's experiment suite and write its report");
@@ -50,6 +83,7 @@ CLI::App* add_reproduce_command(CLI::App& app, int& exit_code) {
     fmt::print("{}\n", report);
     exit_code = exit_codes::kDone;
   });
+  add_xiong_v5_command(*cmd, exit_code);
   return cmd;
 }
 

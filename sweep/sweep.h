@@ -79,6 +79,10 @@ struct SweepRow {
   std::string error;        // failed runs: how the child ended and the last lines of its log
 };
 
+// The normlab CLI's main() calls this: only then may a sweep run its points with this process's own
+// executable (SweepOptions::normlab_binary empty); any other program must name the CLI.
+void declare_normlab_cli();
+
 // Parses "key=v1,v2,..." arguments (errors name the argument).
 std::vector<SweepAxis> parse_sweep_axes(const std::vector<std::string>& arguments);
 // Cartesian product in axis order (last axis fastest).

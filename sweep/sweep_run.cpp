@@ -38,6 +38,7 @@ namespace {
 // pointing at the running binary's file even after a rebuild replaces it on disk: a sweep (or a
 // reproduce suite) runs every point with the code it started with.
 std::string own_executable() { return "/proc/self/exe"; }
+bool own_executable_is_cli = false;  // declare_normlab_cli()
 
 // A command as a user can paste it: the binary by its real path (not /proc/self/exe, which would
 // be the shell's own), each word shell-quoted.
@@ -322,10 +323,15 @@ class SweepRunner {
 
 }  // namespace
 
+void declare_normlab_cli() { own_executable_is_cli = true; }
+
 std::vector<SweepRow> run_sweep(const SweepOptions& options, const std::vector<SweepPoint>& points) {
   NL_CHECK(!options.out_dir.empty(), "sweep", "out_dir must be given");
   NL_CHECK(options.jobs >= 1, "sweep", "jobs must be >= 1, got {}", options.jobs);
   NL_CHECK(options.threads_per_run >= 0, "sweep", "threads_per_run must be >= 0, got {}", options.threads_per_run);
+  // Another program (a test) started as `PROGRAM train ...` would run itself again, sweeping again.
+  NL_CHECK(!options.normlab_binary.empty() || own_executable_is_cli, "sweep",
+           "this program is not the normlab command line: set normlab_binary to the CLI that runs the points");
   const std::string binary = options.normlab_binary.empty() ? own_executable() : options.normlab_binary;
   NL_CHECK(::access(binary.c_str(), X_OK) == 0, "sweep", "cannot run '{}': {}", binary, std::strerror(errno));
   const std::vector<PointCommand> commands = point_commands(options, points, binary);

@@ -41,8 +41,9 @@ struct TrainResult {
   double final_train_loss = 0, final_val_loss = 0, best_val_loss = 0;  // NaN if never measured
   double tokens_per_second = 0, wall_seconds = 0;
   double bleu = NAN;  // log.bleu_pairs > 0 (encoder_decoder): the final greedy corpus BLEU (rank 0)
-  // log.test_beam > 0: the test split decoded from RUN/best ("best", or "last" without one)
-  double test_bleu = NAN, test_chrf = NAN;
+  // log.test_beam > 0: the test split decoded from RUN/best ("best", or "last" without one), and
+  // from the last weights (the same numbers when the best epoch is the last)
+  double test_bleu = NAN, test_chrf = NAN, test_bleu_last = NAN, test_chrf_last = NAN;
   std::string test_bleu_signature, test_checkpoint;
   bool fail_on_divergence = false;  // the run's train.fail_on_divergence (a resumed run: its own config's)
 };

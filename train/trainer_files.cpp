@@ -191,22 +191,53 @@ nlohmann::json cpu_kernels_json(Precision precision) {
 
 }  // namespace
 
-void score_test_split(const RunConfig& c, const PairDataset& pairs, TransformerLM& model, const fs::path& dir,
-                      TrainResult& result) {
-  const fs::path best = dir / "best";
-  result.test_checkpoint = has_checkpoint(best.string()) ? "best" : "last";
-  if (result.test_checkpoint == "best") load_model_weights(best.string(), model);
-  const SplitScore score =
+namespace {
+
+// The step RUN/best was saved at (best.json), or -1 when the run has none.
+int64_t best_checkpoint_step(const fs::path& dir) {
+  const fs::path path = dir / "best.json";
+  if (!fs::exists(path) || !has_checkpoint((dir / "best").string())) return -1;
+  std::ifstream in(path);
+  const nlohmann::json best = nlohmann::json::parse(in, nullptr, false);
+  NL_CHECK(best.is_object() && best.contains("step") && best["step"].is_number_integer(), "train",
+           "cannot read '{}': no integer \"step\"", path.string());
+  return best["step"].get<int64_t>();
+}
+
+// Decodes the test split and writes the translations, one a line, to each of `paths`.
+SplitScore score_test_hypotheses(const RunConfig& c, const PairDataset& pairs, TransformerLM& model,
+                                 const std::vector<fs::path>& paths) {
+  SplitScore score =
       score_split(model, pairs, EvalSplit::Test, INT64_MAX, {c.log.test_beam, 0, c.log.test_length_penalty});
   std::string text;
   for (const std::string& line : score.hypotheses) text += line + "\n";
-  write_file_atomic((dir / run_files::kTestHypotheses).string(), text);
-  result.test_bleu = score.bleu.score;
-  result.test_chrf = score.chrf.score;
-  result.test_bleu_signature = score.bleu.signature;
-  fmt::print(stderr, "[train] test split from the {} checkpoint, beam {}, length penalty {}: {}  {}\n",
-             result.test_checkpoint, c.log.test_beam, c.log.test_length_penalty, score.bleu.format(),
-             score.chrf.format());
+  for (const fs::path& path : paths) write_file_atomic(path.string(), text);
+  return score;
+}
+
+}  // namespace
+
+void score_test_split(const RunConfig& c, const PairDataset& pairs, TransformerLM& model, const fs::path& dir,
+                      TrainResult& result) {
+  const int64_t best_step = best_checkpoint_step(dir);
+  const bool best_is_last = best_step < 0 || best_step == result.steps_done;
+  std::vector<fs::path> last_paths = {dir / run_files::kTestHypothesesLast};
+  if (best_is_last) last_paths.push_back(dir / run_files::kTestHypotheses);
+  const SplitScore last = score_test_hypotheses(c, pairs, model, last_paths);
+  result.test_bleu_last = last.bleu.score;
+  result.test_chrf_last = last.chrf.score;
+  result.test_checkpoint = best_step >= 0 ? "best" : "last";
+  SplitScore scored = last;
+  if (!best_is_last) {
+    load_model_weights((dir / "best").string(), model);
+    scored = score_test_hypotheses(c, pairs, model, {dir / run_files::kTestHypotheses});
+  }
+  result.test_bleu = scored.bleu.score;
+  result.test_chrf = scored.chrf.score;
+  result.test_bleu_signature = scored.bleu.signature;
+  fmt::print(stderr, "[train] test split, beam {}, length penalty {}: {} checkpoint {}  {}; last weights {}  {}\n",
+             c.log.test_beam, c.log.test_length_penalty, result.test_checkpoint, scored.bleu.format(),
+             scored.chrf.format(), last.bleu.format(), last.chrf.format());
 }
 
 void write_final_summary(const fs::path& dir, const TrainResult& result, const RunConfig& c, const TransformerLM& model,
@@ -227,6 +258,8 @@ void write_final_summary(const fs::path& dir, const TrainResult& result, const R
     summary["test_chrf"] = result.test_chrf;
     summary["test_bleu_signature"] = result.test_bleu_signature;
     summary["test_checkpoint"] = result.test_checkpoint;
+    summary["test_bleu_last"] = result.test_bleu_last;
+    summary["test_chrf_last"] = result.test_chrf_last;
   }
   if (c.train.device.kind == DeviceKind::CPU) summary["cpu_kernels"] = cpu_kernels_json(c.train.precision);
   if (scaler.enabled()) {

@@ -56,9 +56,10 @@ TrainResult finished_result(const std::filesystem::path& dir);
 // Gradient norms (all-reduced gradients) and the residual-stream RMS over the global batch; every
 // rank computes them (a collective), rank 0 writes them.
 void log_grad_norms(RunFiles& files, const TransformerLM& model, int64_t step, bool warn, Communicator& comm);
-// log.test_beam: loads RUN/best (the last weights when the run has no best) into `model`, decodes
-// the test split by beam search (log.test_beam, log.test_length_penalty), writes the translations to
-// RUN/test_hypotheses.txt and their BLEU, chrF and signature into `result`, saying so on stderr.
+// log.test_beam: decodes the test split by beam search (log.test_beam, log.test_length_penalty) with
+// the last weights (RUN/test_hypotheses_last.txt, result.test_bleu_last) and then with RUN/best
+// loaded into `model` (RUN/test_hypotheses.txt, result.test_bleu; the last weights' translations
+// when best is the last step or the run has none), saying both on stderr. result.steps_done must be set.
 void score_test_split(const RunConfig& c, const PairDataset& pairs, TransformerLM& model,
                       const std::filesystem::path& dir, TrainResult& result);
 

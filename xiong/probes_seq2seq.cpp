@@ -39,25 +39,31 @@ struct StackSums {
 
 }  // namespace
 
-Seq2SeqLayerGrads measure_seq2seq_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed) {
-  NL_CHECK(config.arch == ModelArch::EncoderDecoder, "measure_seq2seq_layer_grads",
-           "needs model.arch \"encoder_decoder\", got \"{}\"", config.arch);
-  TransformerLM model(config);
-  const auto targets_batches = probe_batches(config.vocab_size, probe, data_seed);
-  const auto source_batches = probe_batches(config.vocab_size, probe, data_seed ^ 0x50c5ull);
+Seq2SeqLayerGrads measure_seq2seq_layer_grads(TransformerLM& model, const std::vector<Batch>& batches) {
   StackSums encoder, decoder;
-  for (size_t b = 0; b < targets_batches.size(); ++b) {
+  for (const Batch& batch : batches) {
     model.zero_grad();
-    const auto& [ids, targets] = targets_batches[b];
-    backward(model.loss(ids, targets, source_batches[b].first, Tensor()));
+    backward(model.loss(batch.inputs, batch.targets, batch.sources, batch.source_padding));
     for (const auto& [name, p] : model.named_parameters()) {
       if (!p.grad().defined()) continue;
       encoder.add(name, "encoder", p.grad());
       decoder.add(name, "decoder", p.grad());
     }
   }
-  const auto batches = static_cast<double>(targets_batches.size());
-  return {encoder.norms(batches), decoder.norms(batches)};
+  const auto n = static_cast<double>(batches.size());
+  return {encoder.norms(n), decoder.norms(n)};
+}
+
+Seq2SeqLayerGrads measure_seq2seq_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed) {
+  NL_CHECK(config.arch == ModelArch::EncoderDecoder, "measure_seq2seq_layer_grads",
+           "needs model.arch \"encoder_decoder\", got \"{}\"", config.arch);
+  TransformerLM model(config);
+  const auto targets_batches = probe_batches(config.vocab_size, probe, data_seed);
+  const auto source_batches = probe_batches(config.vocab_size, probe, data_seed ^ 0x50c5ull);
+  std::vector<Batch> batches;
+  for (size_t b = 0; b < targets_batches.size(); ++b)
+    batches.push_back({targets_batches[b].first, targets_batches[b].second, source_batches[b].first, Tensor()});
+  return measure_seq2seq_layer_grads(model, batches);
 }
 
 }  // namespace normlab::xiong

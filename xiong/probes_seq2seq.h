@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "data/dataset.h"
 #include "nn/model_config.h"
+#include "nn/transformer.h"
 #include "xiong/probes.h"
 
 namespace normlab::xiong {
@@ -22,5 +24,9 @@ struct Seq2SeqLayerGrads {
 // random source, decoder-input and target tokens (B = probe.batch, S = T = probe.context, no
 // padding), reproducible from data_seed.
 Seq2SeqLayerGrads measure_seq2seq_layer_grads(const ModelConfig& config, const ProbeBatch& probe, uint64_t data_seed);
+
+// The same for `model` (initialised, arch encoder_decoder) on the given batches (real training
+// batches: Xiong v5's init probe), the loss being model.loss (cross-entropy, no label smoothing).
+Seq2SeqLayerGrads measure_seq2seq_layer_grads(TransformerLM& model, const std::vector<Batch>& batches);
 
 }  // namespace normlab::xiong

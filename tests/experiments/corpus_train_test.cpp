@@ -17,8 +17,10 @@
 #include "train/checkpoint.h"
 #include "train/epoch_batches.h"
 #include "train/trainer.h"
+#include "train/trainer_files.h"
 #include "train/translate.h"
 #include "test_util.h"
+#include "made_up_corpus.h"
 #include "trainer_test_util.h"
 
 namespace normlab {
@@ -28,34 +30,7 @@ using test::metrics_without_timing;
 using test::quiet_options;
 using test::ScratchDir;
 using test::error_of;
-
-// 2-6 words over 12; the target maps word i to "t<i>", the second reference also, with its last
-// word replaced by "x" (so it can only help BLEU where the target's last word is missed).
-AlignedVerse made_up_verse(const std::string& ref, Generator& gen) {
-  AlignedVerse v{ref, book_of(ref), "", "", ""};
-  const int64_t n = 2 + static_cast<int64_t>(gen.below(5));
-  for (int64_t i = 0; i < n; ++i) {
-    const auto w = std::to_string(gen.below(12));
-    v.source += (i ? " s" : "s") + w;
-    v.target += (i ? " t" : "t") + w;
-    v.second += i + 1 < n ? (i ? " t" : "t") + w : std::string(i ? " x" : "x");
-  }
-  return v;
-}
-
-std::string write_made_up_corpus(const ScratchDir& dir) {
-  Generator gen(11);
-  CorpusSplits splits;
-  for (int i = 1; i <= 240; ++i) splits.train.push_back(made_up_verse("Gen.1." + std::to_string(i), gen));
-  for (int i = 1; i <= 24; ++i) splits.valid.push_back(made_up_verse("Exod.1." + std::to_string(i), gen));
-  for (int i = 1; i <= 24; ++i) splits.test.push_back(made_up_verse("Ruth.1." + std::to_string(i), gen));
-  const auto files = corpus_files(splits);
-  const std::filesystem::path corpus = dir.path() / "corpus";
-  std::filesystem::create_directories(corpus);
-  for (const auto& [name, bytes] : files) dir.write("corpus/" + name, bytes);
-  dir.write("corpus/manifest.json", corpus_manifest(splits, SplitRule{}, {}, {}, {}, files));
-  return corpus.string();
-}
+using test::write_made_up_corpus;
 
 RunConfig corpus_config(const ScratchDir& dir, const std::vector<std::string>& more = {}) {
   std::vector<std::string> o = {"model.d_model=32", "model.n_heads=2", "model.n_layers=1", "model.d_ff=64",
@@ -146,8 +121,9 @@ TEST(CorpusTraining, TrainsByEpochsKeepsTheBestAndResumesExactly) {
   for (size_t i = 0; i < metrics.size(); ++i) EXPECT_EQ(m_part[i], metrics[i]) << "record " << i;
 }
 
-// log.test_beam: a completed epoch run decodes the test split from RUN/best by beam search; its
-// summary's BLEU and chrF and RUN/test_hypotheses.txt are what score_split gives for those weights.
+// log.test_beam: a completed epoch run decodes the test split from RUN/best and from its last
+// weights by beam search; its summary's BLEU and chrF and RUN/test_hypotheses*.txt are what
+// score_split gives for those weights.
 TEST(CorpusTraining, ACompletedRunScoresTheTestSplitFromItsBestCheckpoint) {
   ScratchDir dir;
   const RunConfig c = corpus_config(dir, {"train.name=scored", "train.epochs=2", "log.test_beam=2",
@@ -168,6 +144,29 @@ TEST(CorpusTraining, ACompletedRunScoresTheTestSplitFromItsBestCheckpoint) {
   EXPECT_EQ(summary["test_bleu_signature"], want.bleu.signature);
   std::string lines;
   for (const std::string& h : want.hypotheses) lines += h + "\n";
+  EXPECT_EQ(read_whole_file(run_dir / "test_hypotheses.txt", "test"), lines);
+  // The last weights (RUN/checkpoint/) are scored too, for the audit of best against last.
+  load_model_weights(run_dir.string(), model);
+  const SplitScore last = score_split(model, *as_pair_dataset(*data), EvalSplit::Test, INT64_MAX, {2, 0, 0.8});
+  EXPECT_DOUBLE_EQ(summary["test_bleu_last"].get<double>(), last.bleu.score);
+  EXPECT_DOUBLE_EQ(summary["test_chrf_last"].get<double>(), last.chrf.score);
+  std::string last_lines;
+  for (const std::string& h : last.hypotheses) last_lines += h + "\n";
+  EXPECT_EQ(read_whole_file(run_dir / "test_hypotheses_last.txt", "test"), last_lines);
+  // When the last weights are not the best (here: untrained weights stand in for them, the run
+  // having ended after its best step), each score is its own checkpoint's.
+  RunConfig untrained_config = rc;
+  untrained_config.model.seed = rc.model.seed + 1;
+  TransformerLM untrained(untrained_config.model);
+  const SplitScore untrained_score =
+      score_split(untrained, *as_pair_dataset(*data), EvalSplit::Test, INT64_MAX, {2, 0, 0.8});
+  TrainResult later;
+  later.steps_done = summary["steps_done"].get<int64_t>() + 1;
+  training::score_test_split(rc, *as_pair_dataset(*data), untrained, run_dir, later);
+  EXPECT_EQ(later.test_checkpoint, "best");
+  EXPECT_DOUBLE_EQ(later.test_bleu, want.bleu.score);
+  EXPECT_DOUBLE_EQ(later.test_bleu_last, untrained_score.bleu.score);
+  EXPECT_NE(later.test_bleu, later.test_bleu_last);
   EXPECT_EQ(read_whole_file(run_dir / "test_hypotheses.txt", "test"), lines);
   // Without train.epochs there is no best checkpoint to score: refused before training.
   EXPECT_THROW(train(corpus_config(dir, {"train.name=no_epochs", "train.epochs=0", "train.steps=3", "log.test_beam=2"}),

@@ -239,6 +239,12 @@ TEST(SweepRun, TypoFailsBeforeAnythingRuns) {
   SweepOptions no_binary = s.options();
   no_binary.normlab_binary = s.dir.file("no-such-binary");
   EXPECT_NE(error_of([&] { run_sweep(no_binary, expand_grid({})); }).find("cannot run"), std::string::npos);
+  // This test program is not the CLI: run as `PROGRAM train ...` it would run its tests (and this
+  // sweep) again, so it must name the CLI.
+  SweepOptions own_binary = s.options();
+  own_binary.normlab_binary.clear();
+  EXPECT_NE(error_of([&] { run_sweep(own_binary, expand_grid({})); }).find("not the normlab command line"),
+            std::string::npos);
 }
 
 TEST(SweepCommand, ExitCodesProgressAndTable) {

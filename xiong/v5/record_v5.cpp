@@ -1,0 +1,115 @@
+#include "xiong/v5/record_v5.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/files.h"
+#include "io/atomic_file.h"
+#include "io/csv.h"
+#include "train/run_dir.h"
+
+namespace fs = std::filesystem;
+
+namespace normlab::xiong {
+
+namespace {
+
+constexpr const char* kOp = "xiong-v5 record";
+
+// "<arm>,seed=<n>" of a registered arm, else nullopt.
+std::optional<std::pair<std::string, int>> parse_run_name(const RegistrationV5& reg, const std::string& name) {
+  const size_t comma = name.rfind(",seed=");
+  if (comma == std::string::npos) return std::nullopt;
+  const std::string arm = name.substr(0, comma), seed = name.substr(comma + 6);
+  if (seed.empty() || seed.find_first_not_of("0123456789") != std::string::npos || seed.size() > 9) return std::nullopt;
+  for (const ArmV5& a : reg.arms)
+    if (a.id == arm) return std::pair{arm, std::stoi(seed)};
+  return std::nullopt;
+}
+
+std::string text_of(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "";
+  if (j[key].is_string()) return j[key].get<std::string>();
+  if (j[key].is_number_float()) return csv_number(j[key].get<double>());
+  return j[key].dump();
+}
+
+const std::vector<std::string> kRunColumns = {
+    "run", "arm", "seed", "status", "reason", "steps_done", "epochs_done", "best_epoch", "best_val_loss",
+    "test_checkpoint", "test_bleu", "test_chrf", "test_bleu_last", "test_chrf_last", "test_bleu_signature",
+    "started_utc", "finished_utc", "commit", "code_crc32", "cpu", "threads", "sittings", "one_build_one_cpu",
+    "fp32_gemm", "fingerprint"};
+const std::vector<std::string> kCurveColumns = {"run", "arm", "seed", "epoch", "step", "lr",
+                                                "train_loss", "val_loss", "val_bleu", "val_chrf"};
+
+struct RunRows {
+  std::string run_row, curve_rows;
+};
+
+RunRows rows_of(const fs::path& dir, const std::string& arm, int seed) {
+  const std::string run = dir.filename().string();
+  const nlohmann::json summary = nlohmann::json::parse(read_whole_file(dir / run_files::kSummary, kOp), nullptr, false);
+  NL_CHECK(summary.is_object(), kOp, "'{}' is not a JSON object", (dir / run_files::kSummary).string());
+  const nlohmann::json sittings = summary.value("sittings", nlohmann::json::array());
+  NL_CHECK(sittings.is_array() && !sittings.empty(), kOp, "'{}' names no sittings: not made by a build that records "
+           "its provenance", (dir / run_files::kSummary).string());
+  const nlohmann::json& first = sittings.front();
+  RunRows out;
+  int64_t epochs_done = 0;
+  for (const nlohmann::json& m : read_metrics(dir / run_files::kMetrics)) {
+    if (!m.contains("epoch")) continue;
+    epochs_done = m["epoch"].get<int64_t>();
+    out.curve_rows += csv_line({run, arm, std::to_string(seed), text_of(m, "epoch"), text_of(m, "step"), text_of(m, "lr"),
+                                text_of(m, "train_loss"), text_of(m, "val_loss"), text_of(m, "val_bleu"),
+                                text_of(m, "val_chrf")});
+  }
+  nlohmann::json best = nlohmann::json::object();
+  if (fs::exists(dir / "best.json")) best = nlohmann::json::parse(read_whole_file(dir / "best.json", kOp), nullptr, false);
+  const nlohmann::json kernels = summary.value("cpu_kernels", nlohmann::json::object());
+  out.run_row = csv_line(
+      {run, arm, std::to_string(seed), text_of(summary, "status"), text_of(summary, "reason"),
+       text_of(summary, "steps_done"), std::to_string(epochs_done), best.is_object() ? text_of(best, "epoch") : "",
+       text_of(summary, "best_val_loss"), text_of(summary, "test_checkpoint"), text_of(summary, "test_bleu"),
+       text_of(summary, "test_chrf"), text_of(summary, "test_bleu_last"), text_of(summary, "test_chrf_last"),
+       text_of(summary, "test_bleu_signature"), text_of(summary, "started_utc"), text_of(summary, "finished_utc"),
+       text_of(first, "commit"), text_of(first, "code_crc32"), text_of(first, "cpu"), text_of(first, "threads"),
+       std::to_string(sittings.size()), text_of(summary, "one_build_one_cpu"), text_of(kernels, "fp32_gemm"),
+       fs::exists(dir / "fingerprint.txt") ? read_whole_file(dir / "fingerprint.txt", kOp) : ""});
+  return out;
+}
+
+bool finished(const fs::path& dir) {
+  if (!fs::exists(dir / run_files::kSummary)) return false;
+  const nlohmann::json summary = nlohmann::json::parse(read_whole_file(dir / run_files::kSummary, kOp), nullptr, false);
+  const std::string status = summary.is_object() ? summary.value("status", "") : "";
+  return status == "completed" || status == "diverged";
+}
+
+}  // namespace
+
+void write_record_v5(const RegistrationV5& reg, const fs::path& out_dir, const fs::path& record_dir) {
+  fs::create_directories(record_dir / "hypotheses");
+  std::vector<fs::path> dirs;
+  for (const fs::directory_entry& e : fs::directory_iterator(out_dir))
+    if (e.is_directory()) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  std::string runs = csv_line(kRunColumns), curves = csv_line(kCurveColumns);
+  for (const fs::path& dir : dirs) {
+    const auto name = parse_run_name(reg, dir.filename().string());
+    if (!name || !finished(dir)) continue;
+    const RunRows rows = rows_of(dir, name->first, name->second);
+    runs += rows.run_row;
+    curves += rows.curve_rows;
+    if (fs::exists(dir / run_files::kTestHypotheses))
+      write_file_atomic((record_dir / "hypotheses" / (dir.filename().string() + ".txt")).string(),
+                        read_whole_file(dir / run_files::kTestHypotheses, kOp));
+  }
+  write_file_atomic((record_dir / "runs.csv").string(), runs);
+  write_file_atomic((record_dir / "val_curves.csv").string(), curves);
+  for (const char* file : {"init_profile.csv", "frozen_build.json"})
+    if (fs::exists(out_dir / file))
+      write_file_atomic((record_dir / file).string(), read_whole_file(out_dir / file, kOp));
+}
+
+}  // namespace normlab::xiong
