@@ -4,6 +4,8 @@
 #include "cli/commands.h"
 #include "sweep/exit_codes.h"
 #include "xiong/suite.h"
+#include "io/atomic_file.h"
+#include "xiong/v5/report_v5.h"
 #include "xiong/v5/study_v5.h"
 
 namespace normlab::cli {
@@ -12,6 +14,7 @@ namespace {
 
 // normlab reproduce xiong-v5 [--quick] [--exploratory] [--only ARM,...] [--seeds N] [--jobs N] [--out DIR]
 //                           [--record DIR | --record-only --record DIR] [--registration FILE]
+// normlab reproduce xiong-v5 --analyse --record DIR [--report FILE]
 void add_xiong_v5_command(CLI::App& reproduce, int& exit_code) {
   auto* v5 = reproduce.add_subcommand(
       "xiong-v5", "Xiong v5: the registered warmup study on Bible translation (xiong/registration_v5.toml), run by "
@@ -31,9 +34,21 @@ void add_xiong_v5_command(CLI::App& reproduce, int& exit_code) {
       ->type_name("DIR");
   v5->add_flag("--record-only", options->record_only, "write the record from the runs in --out; train nothing");
   v5->add_flag("--quiet", options->quiet, "no progress output");
-  v5->callback([options, &exit_code] {
-    NL_CHECK(!options->record_only || !options->record_dir.empty(), "reproduce", "--record-only needs --record DIR");
-    xiong::run_study_v5(*options);
+  auto analyse = std::make_shared<bool>(false);
+  auto report = std::make_shared<std::string>("runs/xiong-v5/report.md");
+  v5->add_flag("--analyse", *analyse, "decide the claims from the record in --record DIR and write the report; train nothing");
+  v5->add_option("--report", *report, "where --analyse writes the report (default runs/xiong-v5/report.md)")
+      ->type_name("FILE");
+  v5->callback([options, analyse, report, &exit_code] {
+    NL_CHECK(!(options->record_only || *analyse) || !options->record_dir.empty(), "reproduce",
+             "--record-only and --analyse need --record DIR");
+    if (*analyse) {
+      const std::string md = xiong::analyse_record_v5(options->registration, options->record_dir);
+      write_file_atomic(*report, md);
+      fmt::print("{}", md);
+    } else {
+      xiong::run_study_v5(*options);
+    }
     exit_code = exit_codes::kDone;
   });
 }

@@ -80,6 +80,13 @@ std::string registration_commit(const std::string& registration_path) {
   return commit + (modified ? " - modified since: the file differs from that commit" : "");
 }
 
+std::string registration_commit_utc(const std::string& registration_path) {
+  const fs::path file = fs::absolute(registration_path);
+  const std::string dir = shell_quote(file.parent_path().string()), name = shell_quote(file.filename().string());
+  return first_line_of(fmt::format("TZ=UTC git -C {} log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ "
+                                   "-- {} 2>/dev/null", dir, name));
+}
+
 namespace {
 
 // "## From v3 to v4": the table of xiong/v3_comparison.h against the source tree's v3 verdicts.

@@ -62,6 +62,8 @@ std::string confirmatory_report(const Context& ctx, const Registration& reg, con
 // "<commit> (<date>)" of the last commit that changed the registration, with " - modified since"
 // when the file differs from it; "unknown (...)" outside a git checkout.
 std::string registration_commit(const std::string& registration_path);
+// The committer time of that commit in UTC, "2026-12-06T03:40:00Z" ("" when unknown).
+std::string registration_commit_utc(const std::string& registration_path);
 
 // The sentence under the text task's Markov table: the best arm (`arm`, its final `loss`) beside
 // the Markov models of `orders` (markov[i] of order orders[i]), the ones it is below and the ones
