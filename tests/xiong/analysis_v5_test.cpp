@@ -135,8 +135,10 @@ TEST(AnalysisV5, EpochsToThresholdIsTheFirstEpochReachingItOrTheHorizonPlusOne) 
   RecordRunV5 run;
   run.status = "completed";
   std::vector<CurvePointV5> curve;
-  for (int e = 1; e <= reg.epochs; ++e) curve.push_back({e, 3.0, 2.5 * e});  // 20 first reached at epoch 8
-  EXPECT_EQ(epochs_to_threshold(reg, run, curve), 8.0);
+  for (int e = 1; e <= reg.epochs; ++e) curve.push_back({e, 3.0, 2.5 * e});
+  const double first = std::ceil(reg.threshold_val_bleu / 2.5);  // the first epoch with 2.5 e >= threshold
+  ASSERT_LE(first, static_cast<double>(reg.epochs));
+  EXPECT_EQ(epochs_to_threshold(reg, run, curve), first);
   for (CurvePointV5& p : curve) p.val_bleu = 1.0;
   EXPECT_EQ(epochs_to_threshold(reg, run, curve), static_cast<double>(reg.epochs + 1));
   run.status = "diverged";
