@@ -14,6 +14,7 @@
 #include "xiong/outcomes.h"
 #include "xiong/registered_analysis.h"
 #include "xiong/registered_init.h"
+#include "xiong/post_hoc_effects.h"
 #include "xiong/sensitivity_audit.h"
 #include "xiong/v3_comparison.h"
 
@@ -185,9 +186,10 @@ std::string confirmatory_report(const Context& ctx, const Registration& reg, con
       "# Xiong v4: the confirmatory runs and their registered analysis ({})\n\n"
       "Registration: {} (protocol {}), last changed in commit {}. Confirmatory seeds {}; alpha {} family-wise "
       "(Holm over the whole family \"paper\"; a claim not yet decided counts as p = 1).\n\n"
-      "## Runs\n\nRead from {}.\n\n{}\n## Registered analysis\n\n{}\n{}{}{}",
+      "## Runs\n\nRead from {}.\n\n{}\n## Registered analysis\n\n{}\n{}{}{}{}",
       now_text(), reg.path, reg.protocol, registration_commit(reg.path), fmt::join(reg.confirmatory_seeds, ", "),
       reg.alpha, runs.source, confirmatory_status(reg, runs, selected), registered_tables(analysis, reg.alpha),
+      post_hoc_effects(reg, runs, analysis, copy_baseline(ctx.config_path(kCopyConfigV4)).learn_below),
       sensitivity_audit(reg, runs, copy_baseline(ctx.config_path(kCopyConfigV4)).learn_below),
       text_baselines_section(ctx, reg, runs), v3_section(ctx, analysis));
 }
