@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "data/bleu.h"
 #include "stats/stats.h"
 #include "xiong/v5/analysis_v5.h"
 #include "../experiments/test_util.h"
@@ -144,6 +145,44 @@ TEST(AnalysisV5, EpochsToThresholdIsTheFirstEpochReachingItOrTheHorizonPlusOne) 
   run.status = "diverged";
   curve[0].val_bleu = 50;
   EXPECT_EQ(epochs_to_threshold(reg, run, curve), static_cast<double>(reg.epochs + 1));
+}
+
+// The pooled bootstrap: the corpus BLEU of every seed's translations of one arm against the other's,
+// on the test sentences of the seeds that have both (seed 2003's compared run diverged: none).
+TEST(AnalysisV5, ThePooledBootstrapComparesTheCorpusBleuOfEverySeedsTranslations) {
+  const RegistrationV5 reg = load_registration_v5(kRegistration);
+  std::vector<MadeUpRun> runs;
+  for (int i = 0; i < 5; ++i) {
+    runs.push_back({"post-w1432-1e-3", 2001 + i, 30, 30});
+    runs.push_back({"post-w1-1e-3", 2001 + i, 5, 5});
+  }
+  runs[5].status = "diverged";
+  test::ScratchDir dir;
+  write_record(dir, runs);
+  const std::vector<std::string> first = {"the man went to the land of moab", "a famine was in the land"},
+                                 second = {"it came to pass in the days of the judges", "and a man went"};
+  dir.write("test_references.tsv", first[0] + "\t" + second[0] + "\n" + first[1] + "\t" + second[1] + "\n");
+  std::filesystem::create_directories(dir.path() / "hypotheses");
+  std::vector<std::string> all_a, all_b, all_first, all_second;
+  for (int i = 0; i < 5; ++i) {
+    const std::vector<std::string> a = {"the man went to moab", i % 2 ? "a famine in the land" : "there was a famine"},
+                                   b = {"man land", "the the the"};
+    dir.write(fmt::format("hypotheses/post-w1432-1e-3,seed={}.txt", 2001 + i), a[0] + "\n" + a[1] + "\n");
+    if (i == 2) continue;  // diverged: no translations
+    dir.write(fmt::format("hypotheses/post-w1-1e-3,seed={}.txt", 2001 + i), b[0] + "\n" + b[1] + "\n");
+    all_a.insert(all_a.end(), a.begin(), a.end());
+    all_b.insert(all_b.end(), b.begin(), b.end());
+    all_first.insert(all_first.end(), first.begin(), first.end());
+    all_second.insert(all_second.end(), second.begin(), second.end());
+  }
+  RecordV5 record = read_record_v5(dir.path());
+  classify_runs(reg, kRegistered, record);
+  const ClaimResultV5& w = result_of(analyse_v5(reg, record), "W1@1e-3");
+  const double want = corpus_bleu_score(all_a, {all_first, all_second}).score -
+                      corpus_bleu_score(all_b, {all_first, all_second}).score;
+  EXPECT_NEAR(w.pooled_difference, want, 1e-9);
+  EXPECT_LE(w.pooled_low, w.pooled_difference);
+  EXPECT_GE(w.pooled_high, w.pooled_difference);
 }
 
 TEST(AnalysisV5, ADamagedRecordNamesTheFileLineAndColumn) {

@@ -138,6 +138,10 @@ TEST(StudyV5, AQuickStudyTrainsEveryArmProbesBothStacksAndRecordsEachRunsBuild) 
     EXPECT_EQ(row[column("epochs_done")], 1.0);
   }
   EXPECT_TRUE(fs::exists(dir.path() / "record" / "hypotheses" / "pre-sec4,seed=1.txt"));
+  // The test references, from the corpus the runs trained on (24 made-up test verses).
+  const std::string refs = read_whole_file(dir.path() / "record" / "test_references.tsv", "test");
+  EXPECT_EQ(std::count(refs.begin(), refs.end(), '\n'), 24);
+  EXPECT_EQ(std::count(refs.begin(), refs.end(), '\t'), 24);
   // The init probe: both stacks, both weights, one row per layer, for each init_probe arm.
   const CsvTable profile = read_csv(dir.path() / "out" / "init_profile.csv");
   EXPECT_EQ(profile.columns, (std::vector<std::string>{"arm", "seed", "stack", "weight", "layer", "norm_of_mean"}));

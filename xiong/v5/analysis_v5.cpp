@@ -8,6 +8,8 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "data/bleu.h"
+#include "data/bleu_bootstrap.h"
 #include "stats/exact_tests.h"
 #include "stats/stats.h"
 #include "xiong/record_table.h"
@@ -140,6 +142,52 @@ double primary_p(const ClaimV5& c, const std::vector<double>& values) {
   return NAN;
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t end = text.find('\n'); end != std::string::npos; start = end + 1, end = text.find('\n', start))
+    lines.push_back(text.substr(start, end - start));
+  if (start < text.size()) lines.push_back(text.substr(start));
+  return lines;
+}
+
+// The two reference streams of record/test_references.tsv ("target<TAB>second" a line).
+std::vector<std::vector<std::string>> test_references(const fs::path& path) {
+  std::vector<std::vector<std::string>> refs(2);
+  int number = 0;
+  for (const std::string& line : lines_of(read_whole_file(path, kOp))) {
+    ++number;
+    const size_t tab = line.find('\t');
+    NL_CHECK(tab != std::string::npos, kOp, "{}:{}: no tab between the two references", path.string(), number);
+    refs[0].push_back(line.substr(0, tab));
+    refs[1].push_back(line.substr(tab + 1));
+  }
+  return refs;
+}
+
+// The pooled paired bootstrap of one test_bleu claim (see ClaimResultV5).
+void pooled_bootstrap(const RecordV5& record, const ClaimV5& c, ClaimResultV5& r) {
+  const fs::path refs_path = record.dir / "test_references.tsv";
+  if (!fs::exists(refs_path)) return;
+  const std::vector<std::vector<std::string>> refs = test_references(refs_path);
+  std::vector<BleuStats> a, b;
+  for (int seed : r.seeds) {
+    const RecordRunV5 *ra = confirmatory_run(record, c.reference_arm, seed), *rb = confirmatory_run(record, c.compared_arm, seed);
+    const fs::path ha = record.dir / "hypotheses" / (ra->run + ".txt"), hb = record.dir / "hypotheses" / (rb->run + ".txt");
+    if (!fs::exists(ha) || !fs::exists(hb)) continue;
+    const std::vector<std::string> hyp_a = lines_of(read_whole_file(ha, kOp)), hyp_b = lines_of(read_whole_file(hb, kOp));
+    NL_CHECK(hyp_a.size() == refs[0].size() && hyp_b.size() == refs[0].size(), kOp,
+             "{} and {}: {} and {} translations for {} test references", ha.string(), hb.string(), hyp_a.size(),
+             hyp_b.size(), refs[0].size());
+    const std::vector<BleuStats> sa = segment_bleu_stats(hyp_a, refs), sb = segment_bleu_stats(hyp_b, refs);
+    a.insert(a.end(), sa.begin(), sa.end());
+    b.insert(b.end(), sb.begin(), sb.end());
+  }
+  if (a.empty()) return;
+  const PairedBootstrap p = paired_bootstrap_bleu(a, b, 2, 1000, 12345);
+  r.pooled_difference = p.difference, r.pooled_low = p.low, r.pooled_high = p.high;
+}
+
 ClaimResultV5 claim_numbers(const RegistrationV5& reg, const RecordV5& record, const ClaimV5& c) {
   ClaimResultV5 r;
   r.claim = &c;
@@ -162,6 +210,7 @@ ClaimResultV5 claim_numbers(const RegistrationV5& reg, const RecordV5& record, c
   r.p = primary_p(c, r.values);
   r.sign_flip_p = r.values.empty() ? NAN : stats::sign_flip_test(r.values).p_value;
   r.median = r.values.empty() ? NAN : stats::median_of(r.values);
+  if (c.quantity == QuantityV5::TestBleu) pooled_bootstrap(record, c, r);
   return r;
 }
 
@@ -169,6 +218,7 @@ ClaimResultV5 claim_numbers(const RegistrationV5& reg, const RecordV5& record, c
 
 RecordV5 read_record_v5(const fs::path& dir) {
   RecordV5 record;
+  record.dir = dir;
   read_runs(dir / "runs.csv", record);
   read_curves(dir / "val_curves.csv", record);
   if (fs::exists(dir / "init_profile.csv")) read_init(dir / "init_profile.csv", record);

@@ -15,9 +15,11 @@
 //   equivalence      TOST: reproduced when the 90% interval lies in [low, high], contradicted when
 //                    the 95% interval lies wholly outside, p = the larger one-sided p
 // A claim with fewer seeds than registered is "incomplete" (its numbers shown, no verdict).
-// Beside it: the sign-flip test, the median, and (test_bleu) the same rule on the last weights.
+// Beside it: the sign-flip test, the median, and (test_bleu) the same rule on the last weights and
+// the paired bootstrap of BLEU over the test sentences pooled over seeds (1000 resamples, seed 12345).
 #pragma once
 #include <filesystem>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,6 +45,7 @@ struct InitRowV5 {
   double norm_of_mean = 0;
 };
 struct RecordV5 {
+  std::filesystem::path dir;  // where it was read from (hypotheses/<run>.txt, test_references.tsv)
   std::vector<RecordRunV5> runs;
   std::map<std::string, std::vector<CurvePointV5>> curves;  // by run name, epoch order
   std::vector<InitRowV5> init;
@@ -63,6 +66,9 @@ struct ClaimResultV5 {
   std::vector<double> values_last;      // test_bleu: the same from the last weights
   double estimate = 0, low95 = 0, high95 = 0, low90 = 0, high90 = 0, p = 0, p_holm = 0;
   double sign_flip_p = 0, median = 0;
+  // test_bleu: the paired bootstrap of corpus BLEU over the test sentences of every seed with both
+  // arms' translations in the record (a diverged run has none), reference - compared; NaN without them.
+  double pooled_difference = NAN, pooled_low = NAN, pooled_high = NAN;
   std::string verdict, verdict_last;    // reproduced | contradicted | inconclusive | incomplete
 };
 

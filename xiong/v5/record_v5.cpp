@@ -7,6 +7,8 @@
 #include "core/files.h"
 #include "io/atomic_file.h"
 #include "io/csv.h"
+#include "config/config.h"
+#include "data/translation_corpus.h"
 #include "train/run_dir.h"
 
 namespace fs = std::filesystem;
@@ -79,6 +81,17 @@ RunRows rows_of(const fs::path& dir, const std::string& arm, int seed) {
   return out;
 }
 
+// The test split's two references, "target<TAB>second" a line, from the corpus the run trained on
+// (its config's data.source "corpus:DIR", checked against its manifest): the pooled bootstrap needs them.
+std::string test_references_of(const fs::path& run_dir) {
+  const RunConfig c = load_config((run_dir / run_files::kConfig).string(), {});
+  NL_CHECK(c.data.source.rfind("corpus:", 0) == 0, kOp, "'{}': data.source \"{}\" is not a corpus", run_dir.string(),
+           c.data.source);
+  std::string text;
+  for (const CorpusPair& p : load_translation_corpus(c.data.source.substr(7)).test) text += p.target + "\t" + p.second + "\n";
+  return text;
+}
+
 bool finished(const fs::path& dir) {
   if (!fs::exists(dir / run_files::kSummary)) return false;
   const nlohmann::json summary = nlohmann::json::parse(read_whole_file(dir / run_files::kSummary, kOp), nullptr, false);
@@ -95,9 +108,14 @@ void write_record_v5(const RegistrationV5& reg, const fs::path& out_dir, const f
     if (e.is_directory()) dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
   std::string runs = csv_line(kRunColumns), curves = csv_line(kCurveColumns);
+  bool have_references = false;
   for (const fs::path& dir : dirs) {
     const auto name = parse_run_name(reg, dir.filename().string());
     if (!name || !finished(dir)) continue;
+    if (!have_references) {
+      write_file_atomic((record_dir / "test_references.tsv").string(), test_references_of(dir));
+      have_references = true;
+    }
     const RunRows rows = rows_of(dir, name->first, name->second);
     runs += rows.run_row;
     curves += rows.curve_rows;

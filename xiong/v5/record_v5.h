@@ -10,6 +10,8 @@
 //   init_profile.csv  copied from OUT (xiong/v5/init_probe_v5.h), when the probe has run
 //   frozen_build.json copied from OUT
 //   hypotheses/<run>.txt  the run's test translations from the scored checkpoint
+//   test_references.tsv   the test split's two references, "target<TAB>second" a line (from the
+//                     corpus of the first finished run; the pooled bootstrap of the analysis reads it)
 // A run directory is named "<arm>,seed=<seed>" for a registered arm; other folders are ignored.
 #pragma once
 #include <filesystem>
