@@ -41,4 +41,12 @@ ChartSeries band_series(const std::vector<std::vector<double>>& seeds, const Dyn
 int64_t first_parting(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b,
                       const DynamicsQuantity& q);
 
+// An explanation's label from its prediction (issue "front door", item 4): "supported" when every
+// part holds; when every part fails, "contradicted" only if the runs were at least
+// kE9ContradictionHorizon steps long (long enough that Post-LN without warmup at the lower rate
+// learns: 1450-2250 steps at 5e-4 in v4), else "not sufficient at this strength and horizon";
+// "mixed" otherwise.
+inline constexpr int64_t kE9ContradictionHorizon = 2250;
+std::string explanation_verdict(bool supported, bool failed, int64_t run_steps);
+
 }  // namespace normlab::xiong

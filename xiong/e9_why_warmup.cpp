@@ -155,11 +155,9 @@ std::vector<double> window_means(const ArmData& a, size_t q, size_t first, size_
   return out;
 }
 
-std::string verdict(bool supported, bool contradicted) {
-  return supported ? "supported" : contradicted ? "contradicted" : "mixed";
-}
-
-std::string explanations(const std::vector<ArmData>& refs, const std::vector<ArmData>& arms, int64_t steps) {
+std::string explanations(const std::vector<ArmData>& refs, const std::vector<ArmData>& arms, int64_t steps,
+                         int64_t run_steps) {
+  auto verdict = [run_steps](bool supported, bool failed) { return explanation_verdict(supported, failed, run_steps); };
   const ArmData &none = refs[0], &warm = refs[1];
   auto r = [&](const std::string& tag) { return rescued(by_tag(arms, tag), none); };
   auto k = [&](const std::string& tag) {
@@ -198,6 +196,12 @@ std::string explanations(const std::vector<ArmData>& refs, const std::vector<Arm
 
 }  // namespace
 
+std::string explanation_verdict(bool supported, bool failed, int64_t run_steps) {
+  if (supported) return "supported";
+  if (!failed) return "mixed";
+  return run_steps >= kE9ContradictionHorizon ? "contradicted" : "not sufficient at this strength and horizon";
+}
+
 std::vector<TrainPoint> e9_points(const Grids& g) {
   std::vector<TrainPoint> points;
   for (const auto* list : {&references(), &interventions()})
@@ -227,9 +231,12 @@ Section run_e9(const Context& ctx, const TrainingResults& runs) {
       g.e9_config, g.e9_lr, steps, fmt::join(g.e9_seeds, ", "), g.e9_dynamics_steps, num(baseline.learn_below),
       baseline.name, num(baseline.loss), runs.size(), runs.total_wall_s() / 60.0);
   s.markdown += arm_table(all, all[0], base.model.n_layers) + "\n";
-  s.markdown += "**The explanations' predictions against the measurements** (rules: supported when every part of "
-                "the prediction holds, contradicted when every part fails, mixed otherwise):\n\n" +
-                explanations(refs, arms, g.e9_dynamics_steps) + "\n";
+  s.markdown += fmt::format("**The explanations' predictions against the measurements** (rules: supported when every "
+                            "part of the prediction holds; when every part fails, contradicted only in runs of at least "
+                            "{} steps, where Post-LN without warmup at the lower rate also learns, and otherwise not "
+                            "sufficient at this strength and horizon; mixed otherwise):\n\n",
+                            kE9ContradictionHorizon) +
+                explanations(refs, arms, g.e9_dynamics_steps, steps) + "\n";
   s.markdown += figures(ctx, refs, base.model.n_layers);
   return s;
 }

@@ -68,5 +68,15 @@ TEST(E9Dynamics, FirstPartingIsTheFirstUpdateWithDisjointIntervals) {
   EXPECT_EQ(first_parting(a, b, q), 4);
 }
 
+// An explanation whose intervention fails is contradicted only by runs long enough for Post-LN
+// without warmup at the lower rate to learn; E9's 1000 steps are not.
+TEST(E9Dynamics, AFailedPredictionContradictsOnlyOverALongEnoughHorizon) {
+  EXPECT_EQ(explanation_verdict(true, false, 1000), "supported");
+  EXPECT_EQ(explanation_verdict(false, false, 1000), "mixed");
+  EXPECT_EQ(explanation_verdict(false, true, 1000), "not sufficient at this strength and horizon");
+  EXPECT_EQ(explanation_verdict(false, true, kE9ContradictionHorizon - 1), "not sufficient at this strength and horizon");
+  EXPECT_EQ(explanation_verdict(false, true, kE9ContradictionHorizon), "contradicted");
+}
+
 }  // namespace
 }  // namespace normlab::xiong
