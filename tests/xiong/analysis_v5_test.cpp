@@ -177,7 +177,8 @@ TEST(AnalysisV5, ThePooledBootstrapComparesTheCorpusBleuOfEverySeedsTranslations
   }
   RecordV5 record = read_record_v5(dir.path());
   classify_runs(reg, kRegistered, record);
-  const ClaimResultV5& w = result_of(analyse_v5(reg, record), "W1@1e-3");
+  const std::vector<ClaimResultV5> results = analyse_v5(reg, record);
+  const ClaimResultV5& w = result_of(results, "W1@1e-3");
   const double want = corpus_bleu_score(all_a, {all_first, all_second}).score -
                       corpus_bleu_score(all_b, {all_first, all_second}).score;
   EXPECT_NEAR(w.pooled_difference, want, 1e-9);
