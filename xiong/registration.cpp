@@ -77,12 +77,7 @@ void check_claim(const RegisteredClaim& c, const Registration& reg) {
 }  // namespace
 
 Registration load_registration(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    fail(kOp, "{} line {}: {}", path, e.source().begin.line, e.description());
-  }
+  const toml::table root = parse_registration_file(path);
   Registration reg;
   reg.path = path;
   for (const auto& [key, node] : root) {

@@ -16,6 +16,15 @@ namespace normlab::xiong {
 
 inline constexpr const char* kRegistrationOp = "registration";
 
+// The registration file at `path` parsed; a syntax error names the file and the line.
+inline toml::table parse_registration_file(const std::string& path) {
+  try {
+    return toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    fail(kRegistrationOp, "{} line {}: {}", path, e.source().begin.line, e.description());
+  }
+}
+
 // Reads the keys of one table, each once, and checks at the end that the table had no others.
 class TableReader {
  public:

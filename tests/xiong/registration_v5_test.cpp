@@ -13,6 +13,7 @@
 #include "xiong/v5/registration_v5.h"
 #include "xiong/v5/study_v5.h"
 #include "../experiments/made_up_corpus.h"
+#include "../experiments/test_util.h"
 
 namespace fs = std::filesystem;
 
@@ -21,15 +22,6 @@ namespace {
 
 const fs::path kSource = NORMLAB_SOURCE_DIR;
 const std::string kRegistration = (kSource / "xiong" / "registration_v5.toml").string();
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // The committed registration with `from` replaced by `to` (once), written to dir/xiong/reg.toml.
 std::string edited_registration(const test::ScratchDir& dir, const std::string& from, const std::string& to) {
@@ -83,7 +75,7 @@ TEST(RegistrationV5, ADamagedFileIsRefusedNamingTheFileLineAndKey) {
   };
   for (const Case& c : cases) {
     const std::string path = edited_registration(dir, c.from, c.to);
-    const std::string message = message_of([&] { load_registration_v5(path); });
+    const std::string message = test::error_of([&] { load_registration_v5(path); });
     EXPECT_NE(message.find(c.expected), std::string::npos) << c.to << "\n" << message;
     EXPECT_NE(message.find("reg.toml"), std::string::npos) << message;
   }
@@ -129,6 +121,7 @@ TEST(StudyV5, AQuickStudyTrainsEveryArmProbesBothStacksAndRecordsEachRunsBuild) 
   const std::string record = read_whole_file(dir.path() / "record" / "runs.csv", "test");
   EXPECT_NE(record.find("\"post-w1-1e-3,seed=1\",post-w1-1e-3,1,completed"), std::string::npos) << record;
   EXPECT_NE(record.find("\"pre-sec4,seed=1\",pre-sec4,1,completed"), std::string::npos) << record;
+  EXPECT_EQ(record.find(" \n"), std::string::npos) << "a cell kept a line break: " << record;  // fingerprint.txt's
   const auto column = [&](const std::string& name) {
     return std::find(runs.columns.begin(), runs.columns.end(), name) - runs.columns.begin();
   };
@@ -159,7 +152,7 @@ TEST(StudyV5, AnotherBuildThanTheFrozenOneIsRefused) {
   o.only = {"pre-sec4"};
   o.quiet = true;
   o.normlab_binary = NORMLAB_BINARY_DIR "/normlab";  // never this test binary, should the check let it through
-  const std::string message = message_of([&] { run_study_v5(o); });
+  const std::string message = test::error_of([&] { run_study_v5(o); });
   EXPECT_NE(message.find("froze the study on commit 000000000000"), std::string::npos) << message;
   EXPECT_FALSE(fs::exists(dir.path() / "out" / "pre-sec4,seed=2001"));
 }

@@ -45,14 +45,20 @@ const std::vector<std::string> kRunColumns = {
 const std::vector<std::string> kCurveColumns = {"run", "arm", "seed", "epoch", "step", "lr",
                                                 "train_loss", "val_loss", "val_bleu", "val_chrf"};
 
+// The run's config fingerprint (fingerprint.txt without its line break), "" without one.
+std::string fingerprint_of(const fs::path& dir) {
+  if (!fs::exists(dir / "fingerprint.txt")) return "";
+  std::string text = read_whole_file(dir / "fingerprint.txt", kOp);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
 struct RunRows {
   std::string run_row, curve_rows;
 };
 
-RunRows rows_of(const fs::path& dir, const std::string& arm, int seed) {
+RunRows rows_of(const fs::path& dir, const nlohmann::json& summary, const std::string& arm, int seed) {
   const std::string run = dir.filename().string();
-  const nlohmann::json summary = nlohmann::json::parse(read_whole_file(dir / run_files::kSummary, kOp), nullptr, false);
-  NL_CHECK(summary.is_object(), kOp, "'{}' is not a JSON object", (dir / run_files::kSummary).string());
   const nlohmann::json sittings = summary.value("sittings", nlohmann::json::array());
   NL_CHECK(sittings.is_array() && !sittings.empty(), kOp, "'{}' names no sittings: not made by a build that records "
            "its provenance", (dir / run_files::kSummary).string());
@@ -77,7 +83,7 @@ RunRows rows_of(const fs::path& dir, const std::string& arm, int seed) {
        text_of(summary, "test_bleu_signature"), text_of(summary, "started_utc"), text_of(summary, "finished_utc"),
        text_of(first, "commit"), text_of(first, "code_crc32"), text_of(first, "cpu"), text_of(first, "threads"),
        std::to_string(sittings.size()), text_of(summary, "one_build_one_cpu"), text_of(kernels, "fp32_gemm"),
-       fs::exists(dir / "fingerprint.txt") ? read_whole_file(dir / "fingerprint.txt", kOp) : ""});
+       fingerprint_of(dir)});
   return out;
 }
 
@@ -92,11 +98,13 @@ std::string test_references_of(const fs::path& run_dir) {
   return text;
 }
 
-bool finished(const fs::path& dir) {
-  if (!fs::exists(dir / run_files::kSummary)) return false;
+// A finished run's summary (completed or diverged), or null for a run without one or still under way.
+nlohmann::json finished_summary(const fs::path& dir) {
+  if (!fs::exists(dir / run_files::kSummary)) return nullptr;
   const nlohmann::json summary = nlohmann::json::parse(read_whole_file(dir / run_files::kSummary, kOp), nullptr, false);
-  const std::string status = summary.is_object() ? summary.value("status", "") : "";
-  return status == "completed" || status == "diverged";
+  NL_CHECK(summary.is_object(), kOp, "'{}' is not a JSON object", (dir / run_files::kSummary).string());
+  const std::string status = summary.value("status", "");
+  return status == "completed" || status == "diverged" ? summary : nlohmann::json();
 }
 
 }  // namespace
@@ -111,12 +119,14 @@ void write_record_v5(const RegistrationV5& reg, const fs::path& out_dir, const f
   bool have_references = false;
   for (const fs::path& dir : dirs) {
     const auto name = parse_run_name(reg, dir.filename().string());
-    if (!name || !finished(dir)) continue;
+    if (!name) continue;
+    const nlohmann::json summary = finished_summary(dir);
+    if (summary.is_null()) continue;
     if (!have_references) {
       write_file_atomic((record_dir / "test_references.tsv").string(), test_references_of(dir));
       have_references = true;
     }
-    const RunRows rows = rows_of(dir, name->first, name->second);
+    const RunRows rows = rows_of(dir, summary, name->first, name->second);
     runs += rows.run_row;
     curves += rows.curve_rows;
     if (fs::exists(dir / run_files::kTestHypotheses))

@@ -223,12 +223,7 @@ int RegistrationV5::training_seeds() const {
 }
 
 RegistrationV5 load_registration_v5(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    fail(kOp, "{} line {}: {}", path, e.source().begin.line, e.description());
-  }
+  const toml::table root = parse_registration_file(path);
   RegistrationV5 reg;
   reg.path = path;
   read_header(table_at(root, "registration", path), path, reg);
