@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <boost/math/distributions/hypergeometric.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
 #include "core/error.h"
 #include "stats/stats.h"
 
@@ -17,13 +20,9 @@ std::vector<double> finite(const std::vector<double>& values) {
   return out;
 }
 
-// ln C(n, k)
-double log_choose(int n, int k) { return std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0); }
-
 // P(T_df >= t)
 double t_upper_tail(double t, int df) {
-  const double two_sided = t_two_sided_p(t, df);
-  return t >= 0 ? two_sided / 2 : 1 - two_sided / 2;
+  return boost::math::cdf(boost::math::complement(boost::math::students_t(df), t));
 }
 
 }  // namespace
@@ -57,9 +56,9 @@ FisherResult fisher_exact(int a, int n_a, int b, int n_b) {
            "expected 0 <= a <= n_a and 0 <= b <= n_b with n_a + n_b >= 1, got a {} of {}, b {} of {}", a, n_a, b, n_b);
   const int K = a + b, N = n_a + n_b;
   const int lo = std::max(0, n_a - (N - K)), hi = std::min(K, n_a);
-  auto probability = [&](int x) {
-    return std::exp(log_choose(K, x) + log_choose(N - K, n_a - x) - log_choose(N, n_a));
-  };
+  // X, the successes among arm a's n_a of the N runs when K of them succeed: hypergeometric.
+  const boost::math::hypergeometric_distribution<double> X(K, n_a, N);
+  auto probability = [&](int x) { return boost::math::pdf(X, x); };
   const double observed = probability(a);
   FisherResult r{0, 0, 0};
   for (int x = lo; x <= hi; ++x) {

@@ -1,9 +1,10 @@
 #include "stats/stats.h"
 
 #include <algorithm>
-#include <array>
 #include <tuple>
 
+#include <boost/math/distributions/students_t.hpp>
+#include <boost/math/special_functions/beta.hpp>
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -20,8 +21,8 @@ std::vector<double> finite(const std::vector<double>& v) {
   return out;
 }
 
-// Mean and the t half-width of finite values.
-Interval t_interval(const std::vector<double>& values, const std::string& method) {
+// Mean and the t interval at `level` of finite values.
+Interval t_interval(const std::vector<double>& values, const std::string& method, double level = 0.95) {
   Interval out;
   out.method = method;
   const std::vector<double> v = finite(values);
@@ -40,7 +41,7 @@ Interval t_interval(const std::vector<double>& values, const std::string& method
   for (const double x : v) sq += (x - mean) * (x - mean);
   const double sd = std::sqrt(sq / static_cast<double>(v.size() - 1));
   const double se = sd / std::sqrt(static_cast<double>(v.size()));
-  const double half = t_quantile_975(out.n - 1) * se;
+  const double half = t_quantile((1 + level) / 2, out.n - 1) * se;
   out.low = mean - half;
   out.high = mean + half;
   // t = mean / se; all values equal: certain, p = 1 at a zero mean and 0 otherwise.
@@ -60,59 +61,27 @@ double quantile_of_sorted(const std::vector<double>& sorted, double q) {
   return sorted[i] * (1 - frac) + sorted[i + 1] * frac;
 }
 
-// The continued fraction of I_x(a, b) (DLMF 8.17.22):
-//   I_x(a, b) = x^a (1 - x)^b / (a B(a, b)) * 1 / (1 + d_1 / (1 + d_2 / (1 + ...)))
-//   d_{2m+1} = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)),   d_{2m} = m (b - m) x / ((a + 2m - 1)(a + 2m)),
-// which converges quickly for x < (a + 1) / (a + b + 2). The denominator f = 1 + d_1 / (1 + ...) is
-// evaluated forwards by the modified Lentz method: f_j = f_{j-1} C_j D_j with
-//   D_j = 1 / (1 + d_j D_{j-1}),  C_j = 1 + d_j / C_{j-1}   (C_0 = f_0 = 1, D_0 = 0),
-// a tiny number standing in for a zero C or D, until C_j D_j is 1 to machine precision.
-double incomplete_beta_fraction(double a, double b, double x) {
-  constexpr double tiny = 1e-300, eps = 1e-15;
-  auto guard = [](double v) { return std::fabs(v) < tiny ? tiny : v; };
-  double f = 1, c = 1, d = 0;
-  for (int j = 1; j <= 2000; ++j) {
-    const int m = j / 2;
-    const double dj = j % 2 ? -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
-                            : m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
-    d = 1 / guard(1 + dj * d);
-    c = guard(1 + dj / c);
-    f *= c * d;
-    if (std::fabs(c * d - 1) < eps) break;
-  }
-  const double log_front = a * std::log(x) + b * std::log1p(-x) + std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b);
-  return std::exp(log_front) / (a * f);
-}
-
 }  // namespace
 
-double t_quantile_975(int df) {
+double t_quantile(double p, int df) {
   NL_CHECK(df >= 1, "stats", "t quantile needs df >= 1, got {}", df);
-  static const std::array<double, 30> table = {
-      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-      2.120,  2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (df <= 30) return table[static_cast<size_t>(df - 1)];
-  // Cornish-Fisher expansion around the normal quantile (error < 1e-4 from df 30 on).
-  const double z = 1.959963985, n = static_cast<double>(df);
-  return z + (z * z * z + z) / (4 * n) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
+  NL_CHECK(p > 0 && p < 1, "stats", "t quantile needs p in (0, 1), got {}", p);
+  return boost::math::quantile(boost::math::students_t(df), p);
 }
+
+double t_quantile_975(int df) { return t_quantile(0.975, df); }
 
 double regularized_incomplete_beta(double a, double b, double x) {
   NL_CHECK(a > 0 && b > 0, "stats", "incomplete beta needs a, b > 0, got {} and {}", a, b);
   NL_CHECK(x >= 0 && x <= 1, "stats", "incomplete beta needs x in [0, 1], got {}", x);
-  if (x == 0 || x == 1) return x;
-  // The fraction converges fast below the mean-ish point; above it use I_x(a, b) = 1 - I_{1-x}(b, a).
-  if (x < (a + 1) / (a + b + 2)) return incomplete_beta_fraction(a, b, x);
-  return 1 - incomplete_beta_fraction(b, a, 1 - x);
+  return boost::math::ibeta(a, b, x);
 }
 
-// With x = df / (df + t^2): P(|T| >= |t|) = I_x(df / 2, 1 / 2) (the t density integrated over both tails).
 double t_two_sided_p(double t_stat, int df) {
   NL_CHECK(df >= 1, "stats", "t p-value needs df >= 1, got {}", df);
   if (std::isnan(t_stat)) return NAN;
   if (std::isinf(t_stat)) return 0.0;
-  const double n = static_cast<double>(df);
-  return regularized_incomplete_beta(n / 2, 0.5, n / (n + t_stat * t_stat));
+  return 2 * boost::math::cdf(boost::math::complement(boost::math::students_t(df), std::fabs(t_stat)));
 }
 
 std::vector<double> holm_adjust(const std::vector<double>& p_values) {
@@ -137,21 +106,7 @@ Interval mean_interval(const std::vector<double>& values) { return t_interval(va
 
 Interval mean_interval_at(const std::vector<double>& values, double level) {
   NL_CHECK(level > 0 && level < 1, "stats", "an interval's level must lie in (0, 1), got {}", level);
-  Interval out = mean_interval(values);
-  if (out.n < 2) return out;
-  double sq = 0;
-  for (const double x : values)
-    if (std::isfinite(x)) sq += (x - out.estimate) * (x - out.estimate);
-  const double se = std::sqrt(sq / (out.n - 1) / out.n);
-  double lo = 0, hi = 1e3;  // t_two_sided_p falls from 1 (t = 0) to 0: find p(t) = 1 - level
-  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
-    const double mid = (lo + hi) / 2;
-    (t_two_sided_p(mid, out.n - 1) > 1 - level ? lo : hi) = mid;
-  }
-  out.low = out.estimate - lo * se;
-  out.high = out.estimate + lo * se;
-  out.method = fmt::format("t ({:g}%)", level * 100);
-  return out;
+  return t_interval(values, fmt::format("t ({:g}%)", level * 100), level);
 }
 
 Interval paired_difference(const std::vector<double>& a, const std::vector<double>& b) {

@@ -4,6 +4,9 @@
 #include <tuple>
 #include <utility>
 
+#include <boost/math/distributions/chi_squared.hpp>
+#include <boost/math/distributions/normal.hpp>
+
 #include "core/error.h"
 #include "core/random.h"
 
@@ -11,8 +14,8 @@ namespace normlab::stats {
 
 namespace {
 
-constexpr double kZ975 = 1.959963984540054;  // the 97.5% normal quantile
-constexpr double kHalfTolerance = 1e-12;     // S(t) "is" 1/2 within rounding of the product
+const double kZ975 = boost::math::quantile(boost::math::normal(), 0.975);  // 1.95996...
+constexpr double kHalfTolerance = 1e-12;  // S(t) "is" 1/2 within rounding of the product
 
 // The runs with a finite time, sorted by time; throws on a negative time.
 std::vector<TimeToEvent> sorted_runs(const std::vector<TimeToEvent>& runs, const char* op) {
@@ -169,7 +172,7 @@ LogRank log_rank(const std::vector<TimeToEvent>& a, const std::vector<TimeToEven
   if (out.variance > 0) {
     const double diff = out.observed_a - out.expected_a;
     out.chi2 = diff * diff / out.variance;
-    out.p_value = std::erfc(std::sqrt(out.chi2 / 2));
+    out.p_value = boost::math::cdf(boost::math::complement(boost::math::chi_squared(1), out.chi2));
   }
   return out;
 }
@@ -234,15 +237,15 @@ AreaAndVariance restricted_area(const std::vector<TimeToEvent>& runs, double tau
 
 Interval rmst(const std::vector<TimeToEvent>& runs, double tau) {
   const AreaAndVariance r = restricted_area(runs, tau);
-  const double half = 1.959963984540054 * std::sqrt(r.variance);
+  const double half = kZ975 * std::sqrt(r.variance);
   return Interval{r.area, r.area - half, r.area + half, r.n, "RMST"};
 }
 
 Interval rmst_difference(const std::vector<TimeToEvent>& a, const std::vector<TimeToEvent>& b, double tau) {
   const AreaAndVariance ra = restricted_area(a, tau), rb = restricted_area(b, tau);
   const double diff = ra.area - rb.area, sd = std::sqrt(ra.variance + rb.variance);
-  Interval out{diff, diff - 1.959963984540054 * sd, diff + 1.959963984540054 * sd, ra.n + rb.n, "RMST difference"};
-  if (sd > 0) out.p_value = std::erfc(std::abs(diff) / sd / std::sqrt(2.0));
+  Interval out{diff, diff - kZ975 * sd, diff + kZ975 * sd, ra.n + rb.n, "RMST difference"};
+  if (sd > 0) out.p_value = 2 * boost::math::cdf(boost::math::complement(boost::math::normal(), std::abs(diff) / sd));
   return out;
 }
 

@@ -73,7 +73,7 @@ ReachedFraction reached_fraction(const std::vector<TimeToEvent>& runs);
 // The log-rank test of S_a == S_b. At each distinct event time t_j of the pooled runs, with n_j at
 // risk (n_aj in a), d_j events (d_aj in a):
 //   E_a = sum d_j n_aj / n_j,   V = sum d_j (n_aj / n_j)(1 - n_aj / n_j)(n_j - d_j) / (n_j - 1)
-//   chi2 = (O_a - E_a)^2 / V,   p = P(chi2_1 >= chi2) = erfc(sqrt(chi2 / 2))
+//   chi2 = (O_a - E_a)^2 / V,   p = P(chi2_1 >= chi2) (Boost.Math's chi-squared)
 // (terms with n_j = 1 add nothing to V). chi2 and p are NaN when V = 0 (no information: no events).
 struct LogRank {
   double chi2 = NAN, p_value = NAN;

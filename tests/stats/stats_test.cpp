@@ -10,20 +10,33 @@
 namespace normlab::stats {
 namespace {
 
-TEST(Stats, TQuantileMatchesTablesAndTheNormalLimit) {
-  EXPECT_NEAR(t_quantile_975(1), 12.706, 1e-3);
-  EXPECT_NEAR(t_quantile_975(4), 2.776, 1e-3);
-  EXPECT_NEAR(t_quantile_975(30), 2.042, 1e-3);
-  EXPECT_NEAR(t_quantile_975(31), 2.040, 1e-3);   // expansion, just past the table
-  EXPECT_NEAR(t_quantile_975(60), 2.000, 1e-3);
-  EXPECT_NEAR(t_quantile_975(100000), 1.960, 1e-3);
-  EXPECT_GT(t_quantile_975(30), t_quantile_975(31));
+TEST(Stats, TQuantileMatchesClosedFormsTablesAndTheNormalLimit) {
+  const double pi = std::acos(-1.0);
+  for (const double p : {0.6, 0.9, 0.95, 0.975, 0.995}) {
+    EXPECT_NEAR(t_quantile(p, 1), std::tan(pi * (p - 0.5)), 1e-12 * std::tan(pi * (p - 0.5))) << p;  // Cauchy
+    EXPECT_NEAR(t_quantile(p, 2), (2 * p - 1) / std::sqrt(2 * p * (1 - p)), 1e-12) << p;
+    const double a = 4 * p * (1 - p), q = std::cos(std::acos(std::sqrt(a)) / 3) / std::sqrt(a);  // df 4
+    EXPECT_NEAR(t_quantile(p, 4), 2 * std::sqrt(q - 1), 1e-12) << p;
+    EXPECT_NEAR(t_quantile(1 - p, 7), -t_quantile(p, 7), 1e-12) << p;  // symmetric
+  }
+  // Printed tables (3 decimals): the exact quantile rounds to them.
+  EXPECT_NEAR(t_quantile_975(9), 2.262, 5e-4);
+  EXPECT_NEAR(t_quantile_975(30), 2.042, 5e-4);
+  EXPECT_NEAR(t_quantile_975(60), 2.000, 5e-4);
+  EXPECT_NEAR(t_quantile_975(100), 1.984, 5e-4);
+  EXPECT_NEAR(t_quantile_975(100000), 1.95996, 1e-4);  // the normal limit
+  for (int df = 1; df < 200; ++df) {
+    EXPECT_GT(t_quantile_975(df), t_quantile_975(df + 1)) << df;
+    EXPECT_NEAR(t_two_sided_p(t_quantile_975(df), df), 0.05, 1e-12) << df;  // the quantile inverts the p-value
+  }
+  EXPECT_THROW(t_quantile(1.0, 5), Error);
+  EXPECT_THROW(t_quantile(0.5, 0), Error);
 }
 
 TEST(Stats, MeanIntervalIsTheTInterval) {
   // 1..5: mean 3, sd sqrt(2.5), half-width t(4) sd / sqrt(5).
   const Interval i = mean_interval({1, 2, 3, 4, 5});
-  const double half = 2.776 * std::sqrt(2.5) / std::sqrt(5.0);
+  const double half = t_quantile(0.975, 4) * std::sqrt(2.5) / std::sqrt(5.0);
   EXPECT_EQ(i.n, 5);
   EXPECT_DOUBLE_EQ(i.estimate, 3.0);
   EXPECT_NEAR(i.low, 3.0 - half, 1e-9);
@@ -69,13 +82,6 @@ TEST(Stats, BootstrapIsReproducibleAndCoversTheEstimate) {
   EXPECT_GT(a.high - a.low, 0.5 * (t.high - t.low));
 }
 
-TEST(Stats, TQuantileAtTheUsualDegreesOfFreedom) {
-  EXPECT_NEAR(t_quantile_975(1), 12.706, 1e-3);
-  EXPECT_NEAR(t_quantile_975(5), 2.571, 1e-3);
-  EXPECT_NEAR(t_quantile_975(30), 2.042, 1e-3);
-  EXPECT_NEAR(t_quantile_975(100), 1.984, 1e-3);  // the expansion
-}
-
 TEST(Stats, IncompleteBetaMatchesClosedForms) {
   for (const double x : {0.0, 0.01, 0.3, 0.5, 0.77, 0.999, 1.0}) {
     EXPECT_NEAR(regularized_incomplete_beta(1, 1, x), x, 1e-14) << x;                      // uniform
@@ -105,8 +111,6 @@ TEST(Stats, TTwoSidedPMatchesClosedFormsAndTables) {
   EXPECT_EQ(t_two_sided_p(0.0, 5), 1.0);
   EXPECT_EQ(t_two_sided_p(INFINITY, 5), 0.0);
   EXPECT_TRUE(std::isnan(t_two_sided_p(NAN, 5)));
-  // The quantile table and the p-value agree (the table has 3 decimals).
-  for (int df = 1; df <= 200; ++df) EXPECT_NEAR(t_two_sided_p(t_quantile_975(df), df), 0.05, 1e-4) << df;
 }
 
 TEST(Stats, TIntervalsCarryTheirPValue) {
