@@ -30,6 +30,7 @@ Var FeedForward::forward(const Var& x, uint64_t dropout_seed) {
     case FfnType::Gelu: hidden = gelu(h1); break;
     case FfnType::SwiGlu: hidden = mul(silu(h1), w3_->forward(x)); break;
     case FfnType::GeGlu: hidden = mul(gelu(h1), w3_->forward(x)); break;
+    case FfnType::Moe: break;  // refused by the constructor: a MoeFeedForward (nn/moe.h)
   }
   return dropout(w2_->forward(hidden), dropout_, dropout_seed, is_training());
 }

@@ -60,7 +60,7 @@ std::string terminal_for(const std::string& output) {
 // fewer than 4): gnuplot labels only whole decades on a log axis, none when the range spans less.
 std::string log_tics(double low, double high) {
   std::vector<double> tics;
-  for (const std::vector<double> digits : {std::vector<double>{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+  for (const std::vector<double>& digits : {std::vector<double>{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
     tics.clear();
     for (int e = static_cast<int>(std::floor(std::log10(low))); e <= static_cast<int>(std::ceil(std::log10(high))); ++e)
       for (const double d : digits)

@@ -1,5 +1,5 @@
 # Sourced by scripts/quickstart and scripts/test: installs what is missing (Debian 12), then
-# configures and builds normlab in Release into $BUILD_DIR (default: build/).
+# configures and builds normlab in Release, warnings as errors, into $BUILD_DIR (default: build/).
 set -euo pipefail
 
 NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,7 +10,7 @@ JOBS="${JOBS:-2}"
 NORMLAB_PACKAGES=(cmake ninja-build g++ pkg-config libopenblas-openmp-dev libfmt-dev libgtest-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev gnuplot-nox fortunes python3 python3-venv python3-dev
   libopenmpi-dev openmpi-bin libdnnl-dev ocl-icd-opencl-dev ccache libsentencepiece-dev
-  libsword-dev sword-text-sparv sword-text-web sword-text-kjv libutf8proc-dev)
+  libsword-dev sword-text-sparv sword-text-web sword-text-kjv libutf8proc-dev libboost-math-dev)
 
 install_missing() {
   local missing=()
@@ -35,6 +35,9 @@ build_normlab() {
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
     export CCACHE_BASEDIR="$NORMLAB_ROOT"
   fi
-  cmake -S "$NORMLAB_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" >/dev/null
-  cmake --build "$BUILD_DIR" -j "$JOBS"
+  cmake -S "$NORMLAB_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNORMLAB_WERROR=ON "${launcher[@]}" "$@" >/dev/null
+  # BUILD_TARGETS: what to build (scripts/quickstart: only the CLI it runs); empty: everything.
+  local targets=()
+  [ -n "${BUILD_TARGETS:-}" ] && targets=(--target $BUILD_TARGETS)
+  cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}"
 }

@@ -31,6 +31,13 @@ void from_float(const float* src, bfloat16* dst, int64_t n) {
   }
 }
 
+// GCC 12's own _mm512_cvtph_ps / _mm512_cvtps_ph start from a self-initialised "undefined" vector
+// and warn that it may be used uninitialised (GCC bug 105593): silenced for these two functions.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 void to_float(const float16* src, float* dst, int64_t n) {
   int64_t i = 0;
 #if defined(__AVX512F__)
@@ -56,5 +63,9 @@ void from_float(const float* src, float16* dst, int64_t n) {
 #endif
   for (; i < n; ++i) dst[i] = float_to_f16(src[i]);
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace normlab

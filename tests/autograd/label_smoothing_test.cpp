@@ -86,7 +86,9 @@ TEST(LabelSmoothedCrossEntropy, MatchesFairseqFormulaAndSoftmaxMinusQ) {
       const std::vector<double> want = softmax_minus_q(x, t, 7, eps, ignore);
       for (size_t i = 0; i < want.size(); ++i) {
         EXPECT_NEAR(got.grad[i], want[i], 1e-15) << i << " eps " << eps << " ignore " << ignore;
-        if (t[i / 7] == ignore) EXPECT_EQ(got.grad[i], 0.0) << i;
+        if (t[i / 7] == ignore) {
+          EXPECT_EQ(got.grad[i], 0.0) << i;
+        }
       }
     }
   }

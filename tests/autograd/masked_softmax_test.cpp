@@ -55,7 +55,9 @@ void expect_matches_formula(const Scores& d, const std::vector<int32_t>& pad, bo
       masked_softmax(Var(x), Tensor::from_ints(pad, {d.batch, d.keys}), causal, s).value().to_vector();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
-    if (want[i] == 0.0) EXPECT_EQ(got[i], 0.0) << "entry " << i << " must be exactly 0";
+    if (want[i] == 0.0) {
+      EXPECT_EQ(got[i], 0.0) << "entry " << i << " must be exactly 0";
+    }
     EXPECT_NEAR(got[i], want[i], tol) << "entry " << i;
   }
 }
@@ -188,7 +190,9 @@ TEST(MaskedSoftmax, HalfScoresKeepExactZerosAndFollowFloat32) {
   for (DType half : {DType::BF16, DType::F16}) {
     const std::vector<double> got = masked_softmax(Var(x.to(half)), pad, false, 0.5).value().to_vector();
     for (size_t i = 0; i < want.size(); ++i) {
-      if (want[i] == 0.0) EXPECT_EQ(got[i], 0.0) << i;
+      if (want[i] == 0.0) {
+        EXPECT_EQ(got[i], 0.0) << i;
+      }
       EXPECT_NEAR(got[i], want[i], 1e-2) << i;
     }
   }

@@ -309,7 +309,7 @@ TEST(F32GemmChoiceText, RoundTripsAndRejectsMalformedText) {
   }
   EXPECT_EQ(back.measured_at, c.measured_at);
   const std::string good = format_f32_choice(c);
-  for (const std::string bad : {std::string(""), good + "extra\n", "large mkl 1.0\n" + good.substr(good.find('\n') + 1),
+  for (const std::string& bad : {std::string(""), good + "extra\n", "large mkl 1.0\n" + good.substr(good.find('\n') + 1),
                                 good.substr(0, good.rfind("measured")), "small" + good.substr(5)})
     EXPECT_FALSE(parse_f32_choice(bad, back)) << bad;
   EXPECT_NE(describe_f32_choice(c).find("large onednn (1.07x), small onednn (1.12x), tiny openblas (0.91x)"),

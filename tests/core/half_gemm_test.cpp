@@ -170,7 +170,9 @@ TEST(HalfGemmAuto, DecidesOnceAndSaysWhy) {
     const HalfGemmPath first = half_gemm_path(dtype);
     EXPECT_NE(first, HalfGemmPath::Auto);
     for (int i = 0; i < 3; ++i) EXPECT_EQ(half_gemm_path(dtype), first);
-    if (!onednn_gemm_available(dtype)) EXPECT_EQ(first, HalfGemmPath::Fallback);
+    if (!onednn_gemm_available(dtype)) {
+      EXPECT_EQ(first, HalfGemmPath::Fallback);
+    }
     const std::string why = half_gemm_description(dtype);
     EXPECT_EQ(why.rfind(std::string(half_gemm_path_name(first)), 0), 0u) << why;
     // Where it measured, the path follows the measured ratio and the margin.

@@ -103,8 +103,9 @@ TEST(HalfPrecision, RoundingMatchesTheNearestNeighbour) {
   for (float x : xs) {
     EXPECT_EQ(float_to_f16(x).bits, reference_round(f16, x, 0x7c00u)) << x;
     EXPECT_EQ(float_to_f16(-x).bits, reference_round(f16, x, 0x7c00u) | 0x8000u) << -x;
-    if (std::ldexp(1.0, -126) <= x)
+    if (std::ldexp(1.0, -126) <= x) {
       EXPECT_EQ(float_to_bf16(x).bits, reference_round(bf16, x, 0x7f80u)) << x;
+    }
   }
 }
 

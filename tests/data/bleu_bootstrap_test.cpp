@@ -30,8 +30,11 @@ ToyCorpus toy_corpus() {
     std::string ref, second, a, b;
     const int n = 6 + static_cast<int>(gen.below(7));
     for (int w = 0; w < n; ++w) {
-      const std::string word = "w" + std::to_string(gen.below(9));
-      const auto add = [](std::string& s, const std::string& t) { s += (s.empty() ? "" : " ") + t; };
+      const std::string word = std::string("w").append(std::to_string(gen.below(9)));
+      const auto add = [](std::string& s, const std::string& t) {
+        if (!s.empty()) s += ' ';
+        s += t;
+      };
       add(ref, word);
       add(second, w == 0 ? "x" : word);
       add(a, gen.uniform() < 0.8 ? word : "zz");

@@ -229,7 +229,9 @@ TEST(DynamicsLog, AnEncoderDecoderHasColumnsForEveryBlockOfBothStacks) {
       }
       EXPECT_NEAR(row.at(b + "grad.attn"), std::sqrt(attn), 1e-6 * std::sqrt(attn));
       EXPECT_NEAR(row.at(b + "grad.ffn"), std::sqrt(ffn), 1e-6 * std::sqrt(ffn));
-      if (stack == "decoder") EXPECT_NEAR(row.at(b + "grad.cross_attn"), std::sqrt(cross), 1e-6 * std::sqrt(cross));
+      if (stack == "decoder") {
+        EXPECT_NEAR(row.at(b + "grad.cross_attn"), std::sqrt(cross), 1e-6 * std::sqrt(cross));
+      }
       EXPECT_GT(norm_gains, 0.0);
     }
   for (const auto& [column, value] : row) EXPECT_NE(column.rfind("blocks.", 0), 0u) << column;

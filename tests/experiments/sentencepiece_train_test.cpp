@@ -105,8 +105,10 @@ TEST(SentencePieceRun, KeepsItsModelAndResumesAndSamplesWithIt) {
     const auto ids = test::run_command("printf '%s\\n' '" + pairs[3].first + "' | spm_encode --model=" + path +
                                        " --output_format=id");
     std::string expected;
-    for (const int32_t id : tokenizer->encode(pairs[3].first))
-      expected += (expected.empty() ? "" : " ") + std::to_string(id);
+    for (const int32_t id : tokenizer->encode(pairs[3].first)) {
+      if (!expected.empty()) expected += ' ';
+      expected += std::to_string(id);
+    }
     EXPECT_EQ(ids.output, expected + "\n");
   }
 }

@@ -84,7 +84,7 @@ TEST(ReferenceModel, PresetsMatchTheFormulas) {
 // RoPE (theta 50 so the angles turn visibly over a few positions), 4 query heads on 2 and on 1
 // kv heads, a head_dim that is not d_model / n_heads, and a sliding window shorter than T.
 TEST(ReferenceModel, RopeGroupedQueriesHeadDimAndSlidingWindowMatchTheFormulas) {
-  for (const std::string& name : {"llama", "mistral", "gemma"}) {
+  for (const std::string name : {"llama", "mistral", "gemma"}) {
     for (int64_t kv_heads : {2, 1}) {
       for (int64_t window : {0, 1, 2}) {
         ModelConfig c = apply_preset(name, small_config("pre"));

@@ -17,7 +17,10 @@ using Vec = std::vector<double>;
 // miscompiles with Debian 12's GCC 12 at -O3: the literal read back as an earlier one's values.)
 std::string text_of(const Vec& v) {
   std::string out;
-  for (const double x : v) out += (out.empty() ? "" : " ") + fmt::format("{:g}", x);
+  for (const double x : v) {
+    if (!out.empty()) out += ' ';
+    out += fmt::format("{:g}", x);
+  }
   return out;
 }
 

@@ -67,15 +67,36 @@ TEST(XiongClaims, AClaimTrainsExactlyTheArmsItReads) {
   EXPECT_FALSE(e3_points_for_claims(g, ClaimSelection({"E3c"}, kKnown), e3_text_points(g), false).empty());  // E3c.text@...
 }
 
+// A verdict on an estimate, its fields set one by one (GCC 12 at -O3 took the braced aggregate's
+// string for "maybe uninitialized").
+Verdict verdict(const std::string& id, const std::string& claim, Interval estimate, int64_t steps) {
+  Verdict v;
+  v.id = id;
+  v.claim = claim;
+  v.estimate = std::move(estimate);
+  v.steps = steps;
+  return v;
+}
+
+Interval interval(double estimate, double low, double high, int n, const std::string& method) {
+  Interval i;
+  i.estimate = estimate;
+  i.low = low;
+  i.high = high;
+  i.n = n;
+  i.method = method;
+  return i;
+}
+
 TEST(XiongClaims, FreshVerdictsReplaceTheirRowsInOrder) {
-  Verdict a{"E1a", "flat", "", "", {0.1, 0.0, 0.2, 8, "bootstrap"}, 0};
-  Verdict b{"E3a@1e-3", "warmup", "", "", {1.0, 0.5, 1.5, 5, "paired t"}, 1000};
+  Verdict a = verdict("E1a", "flat", interval(0.1, 0.0, 0.2, 8, "bootstrap"), 0);
+  Verdict b = verdict("E3a@1e-3", "warmup", interval(1.0, 0.5, 1.5, 5, "paired t"), 1000);
   b.decide_direction(0.0, Side::Above);
   const nlohmann::json old = nlohmann::json::array({a.to_json(), b.to_json()});
   Verdict fresh = b;
-  fresh.estimate = {-1.0, -1.5, -0.5, 5, "paired t"};
+  fresh.estimate = interval(-1.0, -1.5, -0.5, 5, "paired t");
   fresh.decide_direction(0.0, Side::Above);
-  Verdict added{"E3c@1e-3", "", "", "", {0.0, -0.1, 0.1, 10, "paired t"}, 1000};
+  Verdict added = verdict("E3c@1e-3", "", interval(0.0, -0.1, 0.1, 10, "paired t"), 1000);
   const std::vector<Verdict> merged = merge_verdicts(old, {fresh, added});
   ASSERT_EQ(merged.size(), 3u);
   EXPECT_EQ(merged[0].id, "E1a");

@@ -74,9 +74,11 @@ TEST(XiongDesign, WarmupArmsDifferOnlyInTheWarmupPhase) {
       for (const WarmupLevel& w : g.warmups) arms.push_back(point_config(base, e3_arm("post", lr, w.steps)));
       ASSERT_EQ(arms[0].schedule.decay_start, t_long);
       for (int64_t step = 0; step < arms[0].train.steps; ++step) {
-        if (step < t_long) EXPECT_DOUBLE_EQ(lr_at(arms[0], step), arms[0].optim.lr) << step;
-        if (step >= t_long)
+        if (step < t_long) {
+          EXPECT_DOUBLE_EQ(lr_at(arms[0], step), arms[0].optim.lr) << step;
+        } else {
           for (const RunConfig& a : arms) ASSERT_DOUBLE_EQ(lr_at(a, step), lr_at(arms[0], step)) << step;
+        }
       }
       EXPECT_GT(cumulative_lr(arms[0]), cumulative_lr(arms.back()));
       const RunConfig literal = point_config(base, literal_arm("post", lr));
