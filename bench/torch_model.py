@@ -297,7 +297,7 @@ def initialize(model, m, seed=None):
 
 
 def matmul_parameter_count(model):
-    """N of the flop formula (experiments/cli/bench_command.cpp)."""
+    """N of the flop formula (cli/bench_command.cpp)."""
     n = 0
     for name, p in model.named_parameters():
         if p.dim() != 2 or name.startswith("pos_emb"):

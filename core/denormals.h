@@ -1,8 +1,7 @@
 // Subnormal floats read and written as zero (train.flush_denormals), as torch.set_flush_denormal.
 // A float32 product whose operands or result are subnormal (below 1.18e-38 in magnitude) can take
-// a hundred times as long on x86 cores: on an Intel Xeon, a GEMM with a subnormal operand ran 168x
-// slower than with normal ones (bench/subnormal_gemm, bench/README.md). Flushing makes such values
-// 0, which changes results only where they held subnormals.
+// a hundred times as long on x86 cores (bench/subnormal_gemm; the figure in bench/README.md).
+// Flushing makes such values 0, which changes results only where they held subnormals.
 #pragma once
 
 namespace normlab {

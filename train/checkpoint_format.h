@@ -1,6 +1,6 @@
 // The two JSON files of a checkpoint generation (train/checkpoint.h), written and parsed.
 // Parsing is strict and never trusts its input: anything malformed throws
-// "[checkpoint] <path>: <what is wrong>" (fuzzed by fuzz/checkpoint_format_fuzzer.cpp).
+// "[checkpoint] <path>: <what is wrong>" (fuzzed by tests/fuzz/fuzz_checkpoint_format.cpp).
 //
 // manifest.json, written last, lists every other file of the generation with its size and CRC-32:
 //   {"format": "normlab checkpoint", "version": 1, "step": 12,

@@ -1,11 +1,10 @@
 #pragma once
 // OpenBLAS picks its kernels from the CPU model at load time. A CPU newer than the library
 // (Debian 12 ships OpenBLAS 0.3.21) gets kernels below what its instruction set can run:
-//   * Intel Sapphire Rapids is unknown to it: the Prescott (SSE3) kernels, 3.1x slower for our
-//     GEMMs than SkylakeX's on such a machine (bench/README.md);
-//   * a core without AVX-512 on a CPU that has it: Haswell's (AVX2) kernels train 1.6-1.7x slower
-//     than SkylakeX's on an AMD EPYC Zen 4 (OPENBLAS_CORETYPE=Haswell against the Cooperlake core
-//     OpenBLAS picks there itself; bench/README.md, issue 24).
+//   * Intel Sapphire Rapids is unknown to it: the Prescott (SSE3) kernels;
+//   * a core without AVX-512 on a CPU that has it: Haswell's (AVX2) kernels.
+// Both are several times or tens of percent slower than the SkylakeX kernels the CPU can run
+// (bench/README.md, "Figures behind the code's choices").
 // The instruction set, not the model name, says which kernels can run. An OPENBLAS_CORETYPE the
 // user set is kept; blas_core_description() says when it is narrower than the CPU allows.
 #include <optional>

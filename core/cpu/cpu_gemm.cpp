@@ -42,10 +42,9 @@ constexpr int64_t kSplitMaxMnk = int64_t{1} << 26;
 constexpr int64_t kSplitMinPieceMnk = int64_t{1} << 21;  // twice the small-matrix threshold
 
 // A batch goes whole matrices to threads when OpenBLAS would not thread them, or when there are at
-// least as many as threads (mid's attention at T = 1024, (1024, 64, 1024) products: 1.12x the step
-// at 2 threads; within the noise at T = 256). A single matrix is split along the longer side of C:
-// a (128, 512) weight gradient runs 16% faster as two (128, 256) halves than as two (64, 512) ones
-// (bench/README.md).
+// least as many as threads (mid's attention at long contexts). A single matrix is split along the
+// longer side of C, where the halves keep more of each row's work together (both measured in
+// bench/README.md, "Figures behind the code's choices").
 Spread choose_spread(const GemmArgs& g, int threads) {
   const int64_t mnk = g.m * g.n * g.k;
   if (threads == 1 || mnk > kSplitMaxMnk) return Spread::kWhole;

@@ -1,8 +1,7 @@
 // The float32 GEMM kernel behind CpuBackend::gemm: OpenBLAS's sgemm or oneDNN's f32 matmul.
 //
-// Which is faster depends on the CPU: oneDNN ran the models' shapes at 1.01-1.09x OpenBLAS on an
-// AMD EPYC Zen 4, 0.70-1.26x on a Zen 5, and PyTorch's MKL, a kernel family like oneDNN's, beats
-// OpenBLAS on Intel Sapphire Rapids (bench/README.md). So the choice is measured, per shape class:
+// Which is faster depends on the CPU, and on one CPU on the shape (bench/README.md, "Figures
+// behind the code's choices"). So the choice is measured, per shape class:
 //   Large  m n k >= 2^24: the Linear layers' products (char_small's (768, 512, 128) and up);
 //   Small  m n k >= 2^21: attention's per-head products at a few hundred positions;
 //   Tiny   the rest: attention's products at short contexts (char_small's (64, 64, 32)).
@@ -68,7 +67,7 @@ std::string f32_gemm_description();
 void sgemm_piece(const SgemmPiece& p);
 void sgemm_piece_with(F32GemmKernel kernel, const SgemmPiece& p);
 
-// ---- oneDNN (core/cpu/onednn/onednn_sgemm.cpp, or the stub in core/cpu/no_onednn/) ----
+// ---- oneDNN (core/cpu/onednn/onednn_gemm.cpp, or the stub in core/cpu/no_onednn/) ----
 // True when normlab was built with oneDNN and it has a non-reference float32 matmul here.
 bool onednn_f32_available();
 // The piece through oneDNN's f32 matmul, planned and run for one thread.

@@ -129,7 +129,7 @@ F32GemmChoice measure_f32_gemm_choice() {
   ProbeClock clock;
   for (int cls = 0; cls < 3; ++cls) {
     // Two rounds, the smaller ratio kept: oneDNN is taken only where both rounds find it faster
-    // (one busy moment of the machine measured a tiny class at 0.42x and a small one at 1.39x).
+    // (one busy moment of the machine can mislead a round: bench/README.md).
     choice.speedup[cls] = std::min(measure_speedup(kProbes[cls], clock), measure_speedup(kProbes[cls], clock));
     choice.kernel[cls] = choice.speedup[cls] >= kF32AutoMargin ? F32GemmKernel::OneDnn : F32GemmKernel::OpenBlas;
   }

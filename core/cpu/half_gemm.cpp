@@ -41,9 +41,9 @@ template <typename Gemm> double seconds_of(Gemm gemm) {
 }
 
 // Auto's probe: the three GEMMs of one Linear layer (in K, out N) over M rows, at a transformer's
-// size: forward Y = X W^T, dX = dY W, dW = dY^T X. A smaller probe misleads: at 256^3 oneDNN's
-// per-call overhead weighs so much that it measured 1.0-1.4x the fallback on a Zen 4/5, where it
-// runs the models' own shapes at 2.0-2.4x (bench/gemm_precision, bench/README.md).
+// size: forward Y = X W^T, dX = dY W, dW = dY^T X. A smaller probe misleads: oneDNN's per-call
+// overhead weighs so much at 256^3 that it understates oneDNN's speed on the models' own shapes
+// (bench/gemm_precision; the figures in bench/README.md).
 constexpr int64_t kProbeRows = 1024, kProbeIn = 512, kProbeOut = 512;
 
 // Fallback time / oneDNN time over the probe's three GEMMs, each the best of kProbeReps timings

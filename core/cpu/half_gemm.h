@@ -10,9 +10,8 @@
 // elsewhere, where oneDNN has a native kernel, both are timed on one Linear layer's forward and
 // backward GEMMs at a transformer's size (1024 rows, 512 in, 512 out; best of 5 each) and oneDNN
 // is taken only at >= kAutoMargin times the fallback's speed, so that timing noise cannot flip a
-// close call. The probe costs about 0.1 s, once per dtype and process. The CPUs measured so far are far from it: a Sapphire Rapids VM without AMX ran
-// oneDNN 2.6's bfloat16 matmul at 0.5-0.9x of float32 sgemm, an AMD EPYC Zen 4 (avx512_bf16) at
-// 3.3-3.9x of OpenBLAS's Haswell sgemm, a Zen 5 at 1.8-2.2x of its AVX-512 sgemm (bench/gemm_precision,
+// close call. The probe costs about 0.1 s, once per dtype and process. The CPUs measured so far
+// are far from a close call, some on each side (bench/gemm_precision; the figures in
 // bench/README.md). oneDNN 2.6 has no float16 matmul on the CPU.
 // The environment variable NORMLAB_HALF_GEMM (auto, onednn, fallback) sets the initial path.
 #pragma once
