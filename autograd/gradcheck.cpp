@@ -32,6 +32,43 @@ GradFn on_device(GradFn f, Device device) {
   };
 }
 
+namespace {
+
+// Central differences of L = sum(f(x) * w) over every entry of inputs[idx], against `analytic`.
+InputCheck check_input(const GradFn& f, const std::vector<Tensor>& inputs, int idx, const Tensor& analytic,
+                       const Tensor& w, const GradcheckOptions& opt) {
+  InputCheck r;
+  const std::vector<double> a = analytic.to_vector();
+  std::vector<Tensor> perturbed = inputs;
+  perturbed[idx] = inputs[idx].clone();
+  r.elements = inputs[idx].numel();
+  double* p = perturbed[idx].data<double>();
+  for (int64_t i = 0; i < r.elements; ++i) {
+    const double orig = p[i];
+    p[i] = orig + opt.step;
+    const double up = weighted_loss(f, perturbed, w);
+    p[i] = orig - opt.step;
+    const double down = weighted_loss(f, perturbed, w);
+    p[i] = orig;
+    const double numeric = (up - down) / (2.0 * opt.step);
+    const double abs_err = std::abs(numeric - a[i]);
+    const double denom = std::max({std::abs(numeric), std::abs(a[i]), opt.floor});
+    // A NaN error (an inf or NaN loss or gradient) counts as infinite: std::max(e, NaN) is e.
+    const double rel_err = std::isnan(abs_err / denom) ? INFINITY : abs_err / denom;
+    if (r.worst < 0 || rel_err > r.max_rel_error) {
+      r.worst = i;
+      r.worst_analytic = a[i];
+      r.worst_numeric = numeric;
+    }
+    r.max_abs_error = std::isnan(abs_err) ? INFINITY : std::max(r.max_abs_error, abs_err);
+    r.max_rel_error = std::max(r.max_rel_error, rel_err);
+  }
+  r.passed = r.max_rel_error <= opt.tolerance && std::isfinite(r.max_rel_error);
+  return r;
+}
+
+}  // namespace
+
 std::vector<InputCheck> gradcheck(const GradFn& f, const std::vector<Tensor>& inputs,
                                   const std::vector<std::string>& names,
                                   const std::vector<int>& differentiable,
@@ -49,39 +86,18 @@ std::vector<InputCheck> gradcheck(const GradFn& f, const std::vector<Tensor>& in
     vars.push_back(Var(inputs[i].clone(), wants, i < names.size() ? names[i] : ""));
   }
   Var y = f(vars);
+  // A scalar output is checked as it is (w = 1); others against fixed random weights.
   Generator gen(opt.seed ^ 0x5eedull);
-  Tensor w = Tensor::randn(y.shape(), gen, 0.0, 1.0, DType::F64);
+  Tensor w = y.shape().empty() ? Tensor::full({}, 1.0, DType::F64) : Tensor::randn(y.shape(), gen, 0.0, 1.0, DType::F64);
   Var loss = sum_all(mul(y, constant(w)));
   backward(loss);
 
   std::vector<InputCheck> results;
   for (int idx : differentiable) {
-    InputCheck r;
-    r.input = idx < static_cast<int>(names.size()) ? names[idx] : std::to_string(idx);
-    const Tensor& x0 = inputs[idx];
-    r.elements = x0.numel();
     const Tensor analytic = vars[idx].grad().defined() ? vars[idx].grad()
-                                                       : Tensor::zeros(x0.shape(), DType::F64);
-    const std::vector<double> a = analytic.to_vector();
-    std::vector<Tensor> perturbed = inputs;
-    perturbed[idx] = x0.clone();
-    double* p = perturbed[idx].data<double>();
-    for (int64_t i = 0; i < r.elements; ++i) {
-      const double orig = p[i];
-      p[i] = orig + opt.step;
-      const double up = weighted_loss(f, perturbed, w);
-      p[i] = orig - opt.step;
-      const double down = weighted_loss(f, perturbed, w);
-      p[i] = orig;
-      const double numeric = (up - down) / (2.0 * opt.step);
-      const double abs_err = std::abs(numeric - a[i]);
-      const double denom = std::max({std::abs(numeric), std::abs(a[i]), opt.floor});
-      // A NaN error (an inf or NaN loss or gradient) counts as infinite: std::max(e, NaN) is e.
-      const double rel_err = abs_err / denom;
-      r.max_abs_error = std::isnan(abs_err) ? INFINITY : std::max(r.max_abs_error, abs_err);
-      r.max_rel_error = std::isnan(rel_err) ? INFINITY : std::max(r.max_rel_error, rel_err);
-    }
-    r.passed = r.max_rel_error <= opt.tolerance && std::isfinite(r.max_rel_error);
+                                                       : Tensor::zeros(inputs[idx].shape(), DType::F64);
+    InputCheck r = check_input(f, inputs, idx, analytic, w, opt);
+    r.input = idx < static_cast<int>(names.size()) ? names[idx] : std::to_string(idx);
     results.push_back(r);
   }
   return results;

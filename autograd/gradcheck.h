@@ -1,13 +1,15 @@
 // Gradient checking: central finite differences in float64 against the analytic backward.
 //
 // For a function f(inputs) -> Var, we reduce the output to a scalar with fixed random weights,
-// L = sum(f(x) * w), so every output element's gradient is exercised. Then for each input element:
+// L = sum(f(x) * w), so every output element's gradient is exercised (w = 1 for a scalar output).
+// Then for each input element:
 //   numeric  = (L(x + h e_i) - L(x - h e_i)) / (2h)
 //   analytic = dL/dx_i from backward()
 //   abs_err  = |numeric - analytic|,  rel_err = abs_err / max(|numeric|, |analytic|, floor)
 // An input passes when max rel_err <= tolerance (the floor keeps near-zero gradients from dividing
 // by ~0; their absolute error is then what counts).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -29,6 +31,10 @@ struct InputCheck {
   int64_t elements = 0;
   double max_abs_error = 0, max_rel_error = 0;
   bool passed = false;
+  // The entry with the largest relative error (its flat index; -1 for an empty input), with both
+  // gradients there: what a failure report names.
+  int64_t worst = -1;
+  double worst_analytic = NAN, worst_numeric = NAN;
 };
 
 using GradFn = std::function<Var(const std::vector<Var>&)>;

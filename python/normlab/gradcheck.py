@@ -1,12 +1,14 @@
-"""Gradient checks from Python: gradcheck(fn, inputs) for any function of ops, and gradcheck_op(name)
-for the C++ registry's cases (the same as `normlab gradcheck --op NAME`)."""
+"""Gradient checks from Python, both by the C++ checker (autograd/gradcheck.h): gradcheck(fn, inputs)
+for any function of ops, and gradcheck_op(name) for the C++ registry's cases (the same as
+`normlab gradcheck --op NAME`)."""
+import warnings
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _normlab
-from ._normlab import Var, no_grad, ops
+from ._normlab import Var
 
 
 class GradcheckError(AssertionError):
@@ -19,74 +21,54 @@ class InputCheck:
     input: str                   # "0", "1", ... (gradcheck) or the case's name ("x", "gamma")
     elements: int
     max_abs_error: float
-    max_rel_error: float         # abs error / max(|numeric|, |analytic|, 1e-3)
+    max_rel_error: float         # abs error / max(|numeric|, |analytic|, floor)
     passed: bool
-    worst: Optional[Tuple[int, ...]] = None  # the entry with the largest excess (gradcheck only)
+    worst: Optional[Tuple[int, ...]] = None  # the entry with the largest relative error (gradcheck only)
     analytic: Optional[float] = None         # at `worst`
     numeric: Optional[float] = None          # at `worst`
 
 
-def _loss(fn, arrays, weights):
-    """L = sum(fn(*inputs) * w) without recording, in float64."""
-    with no_grad():
-        y = fn(*[Var(a) for a in arrays])
-        return float(np.sum(y.numpy().astype(np.float64) * weights))
-
-
-def gradcheck(fn: Callable[..., Var], inputs: Sequence, eps: float = 1e-6, atol: float = 1e-7,
-              rtol: float = 1e-5, seed: int = 0, raise_on_failure: bool = True) -> List[InputCheck]:
-    """Checks backward() of fn against central finite differences, in float64.
+def gradcheck(fn: Callable[..., Var], inputs: Sequence, eps: float = 1e-6, tolerance: float = 1e-6,
+              floor: float = 1e-3, seed: int = 0, raise_on_failure: bool = True,
+              atol: Optional[float] = None, rtol: Optional[float] = None) -> List[InputCheck]:
+    """Checks backward() of fn against central finite differences in float64, with the C++ checker.
 
     fn takes one Var per input and returns a Var of any shape; it is reduced to the scalar
-    L = sum(fn(x) * w) with fixed random weights w (w = 1 for a scalar output), so every output
-    element counts. For each input
-    element, numeric = (L(x + eps e_i) - L(x - eps e_i)) / (2 eps) is compared with backward's
-    dL/dx_i; an entry fails when |numeric - analytic| > atol + rtol * |numeric|. Inputs (arrays,
-    lists or Tensors) are copied to float64; fn's own constants must be float64 too.
+    L = sum(fn(x) * w) with fixed random weights w (from `seed`), so every output element counts.
+    For each input element, numeric = (L(x + eps e_i) - L(x - eps e_i)) / (2 eps) is compared with
+    backward's dL/dx_i; an input passes when every entry's relative error
+    |numeric - analytic| / max(|numeric|, |analytic|, floor) is <= tolerance: the rule of
+    `normlab gradcheck` and of the C++ tests (autograd/gradcheck.h). Inputs (arrays, lists or
+    Tensors) are copied to float64; fn's own constants must be float64 too.
+
+    atol and rtol (the pass rule before the checker was shared) are deprecated: given, they map to
+    tolerance = rtol and floor = atol / rtol, i.e. an entry passes when its error is at most
+    max(atol, rtol |numeric|, rtol |analytic|), within a factor 2 of atol + rtol |numeric|.
 
     Returns one InputCheck per input; raises GradcheckError (an AssertionError) naming the input
     and the worst entry when any fails (raise_on_failure=False returns instead).
     """
+    if atol is not None or rtol is not None:
+        warnings.warn("gradcheck: atol and rtol are deprecated; pass tolerance (on the relative error) and floor "
+                      "(its denominator's floor): tolerance = rtol, floor = atol / rtol", DeprecationWarning,
+                      stacklevel=2)
+        rtol = 1e-5 if rtol is None else rtol
+        atol = 1e-7 if atol is None else atol
+        tolerance, floor = rtol, atol / rtol
     arrays = [np.array(np.asarray(x), dtype=np.float64, copy=True) for x in inputs]
-    leaves = [Var(a.copy(), requires_grad=True) for a in arrays]
-    y = fn(*leaves)
-    if not isinstance(y, Var):
-        raise TypeError(f"gradcheck: fn must return a normlab.Var, got {type(y).__name__}")
-    # A scalar output is checked as it is; others against fixed random weights.
-    weights = np.ones(()) if y.ndim == 0 else np.random.default_rng(seed).standard_normal(y.shape)
-    ops.sum_all(ops.mul(y, Var(weights))).backward()
-
+    rows = _normlab._gradcheck(fn, arrays, eps, tolerance, floor, seed)
     results, failures = [], []
-    for k, (a, leaf) in enumerate(zip(arrays, leaves)):
-        analytic = leaf.grad.numpy() if leaf.grad is not None else np.zeros_like(a)
-        numeric = np.zeros_like(a)
-        flat = a.reshape(-1)  # a view: perturbing it perturbs a
-        for i in range(flat.size):
-            original = flat[i]
-            flat[i] = original + eps
-            up = _loss(fn, arrays, weights)
-            flat[i] = original - eps
-            down = _loss(fn, arrays, weights)
-            flat[i] = original
-            numeric.reshape(-1)[i] = (up - down) / (2 * eps)
-        error = np.abs(numeric - analytic)
-        excess = error - (atol + rtol * np.abs(numeric))
-        rel = error / np.maximum(np.maximum(np.abs(numeric), np.abs(analytic)), 1e-3)
-        nonfinite = ~np.isfinite(error)
-        excess[nonfinite] = np.inf
-        worst = np.unravel_index(int(np.argmax(excess)), a.shape) if a.size else None
-        check = InputCheck(input=str(k), elements=int(a.size),
-                           max_abs_error=float(np.max(np.where(nonfinite, np.inf, error), initial=0.0)),
-                           max_rel_error=float(np.max(np.where(nonfinite, np.inf, rel), initial=0.0)),
-                           passed=bool(a.size == 0 or np.max(excess) <= 0),
-                           worst=tuple(int(i) for i in worst) if worst is not None else None,
-                           analytic=float(analytic[worst]) if worst is not None else None,
-                           numeric=float(numeric[worst]) if worst is not None else None)
+    for a, r in zip(arrays, rows):
+        worst = tuple(int(i) for i in np.unravel_index(r["worst"], a.shape)) if r["worst"] >= 0 else None
+        check = InputCheck(input=r["input"], elements=r["elements"], max_abs_error=r["max_abs_error"],
+                           max_rel_error=r["max_rel_error"], passed=r["passed"], worst=worst,
+                           analytic=r["worst_analytic"] if worst is not None else None,
+                           numeric=r["worst_numeric"] if worst is not None else None)
         results.append(check)
         if not check.passed:
-            failures.append(f"input {k} {a.shape}: worst entry {check.worst}: analytic {check.analytic:.9g}, "
-                            f"numeric {check.numeric:.9g} (abs error {abs(check.analytic - check.numeric):.3g} > "
-                            f"atol {atol:g} + rtol {rtol:g} * |numeric|); max abs error {check.max_abs_error:.3g}")
+            failures.append(f"input {check.input} {a.shape}: worst entry {check.worst}: analytic {check.analytic:.9g}, "
+                            f"numeric {check.numeric:.9g} (relative error {check.max_rel_error:.3g} > tolerance "
+                            f"{tolerance:g}, floor {floor:g}); max abs error {check.max_abs_error:.3g}")
     if failures and raise_on_failure:
         raise GradcheckError("gradcheck failed: " + "; ".join(failures))
     return results

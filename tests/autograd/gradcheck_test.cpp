@@ -92,6 +92,27 @@ TEST(Gradcheck, CatchesAWrongBackward) {
   EXPECT_GT(results[0].max_rel_error, 0.1);
 }
 
+// The worst entry is the one with the largest relative error, with both gradients there: y = sum
+// of x^3 recorded with the derivative 2x (that of x^2); at x = (0.5, -1, 2) the relative errors
+// |3x^2 - 2x| / max(|3x^2|, |2x|) are 0.25, 5/3 and 2/3 (a scalar output is checked as it is).
+TEST(Gradcheck, NamesTheWorstEntryWithBothGradients) {
+  GradFn wrong = [](const std::vector<Var>& v) {
+    const Tensor x = v[0].value();
+    const Tensor cube = ops::mul(ops::mul(x, x), x);
+    const Var y = record("wrong_cube", {v[0]}, cube,
+                         [x](const Tensor& g) -> Grads { return {ops::mul(g, ops::scale(x, 2.0))}; });
+    return sum_all(y);
+  };
+  const std::vector<Tensor> inputs = {Tensor::from_vector({0.5, -1.0, 2.0}, {3}, DType::F64)};
+  const auto results = gradcheck(wrong, inputs, {"x"}, {0}, GradcheckOptions{});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].worst, 1);
+  EXPECT_DOUBLE_EQ(results[0].worst_analytic, -2.0);
+  EXPECT_NEAR(results[0].worst_numeric, 3.0, 1e-8);
+  EXPECT_NEAR(results[0].max_rel_error, 5.0 / 3.0, 1e-8);
+  EXPECT_NEAR(results[0].max_abs_error, 8.0, 1e-8);
+}
+
 // A loss that turns NaN under the perturbation fails the check: log(x) at x = 1e-5 with step 1e-4
 // takes log of a negative number (a naive logsumexp overflowing to inf did the same, unseen, when
 // std::max dropped the NaN errors).
