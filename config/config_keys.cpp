@@ -15,7 +15,7 @@ void add_model_keys(std::vector<KeySpec>& t) {
            "decoder: causal attention, next-token targets; encoder: bidirectional attention trained as a masked "
            "language model (BERT's masking, data.mask_prob); encoder_decoder: fairseq's Transformer, an encoder over the "
            "source and a decoder with cross-attention, trained on sequence pairs (data.source \"pairs:PATH\" or "
-           "seq2seq_*; placements post, pre, none, sandwich)")
+           "seq2seq_*; every placement)")
       .default_reads_as_absent()
       .key("vocab_size", &ModelConfig::vocab_size, IntRange{1},
            "token vocabulary size; training replaces it by the tokenizer's (char: the training text's "
@@ -49,8 +49,10 @@ void add_model_keys(std::vector<KeySpec>& t) {
       .key("norm_groups", &ModelConfig::norm_groups, IntRange{1},
            "groupnorm only: groups; d_model must be divisible by it")
       .key("norm_placement", &ModelConfig::norm_placement,
-           "where the norms sit: post (after the residual add), pre (before each sub-layer, plus a final norm), "
-           "sandwich, deepnorm, admin (Post-LN with the shortcut scaled by Liu et al. 2020's omega), none")
+           "where the norms sit, a row of nn/placement.h: post (after the residual add), pre (before each "
+           "sub-layer, plus a final norm), sandwich, deepnorm, admin (Post-LN with the shortcut scaled by Liu et "
+           "al. 2020's omega), mix_ln (Post-LN in the first quarter of the layers, Pre-LN after), b2t (Post-LN with "
+           "the layer's input under its last norm), none; or a placement registered from Python")
       .key("ffn_type", &ModelConfig::ffn_type, "feed-forward layer; moe: a router picks experts_top_k of n_experts")
       .key("n_experts", &ModelConfig::n_experts, IntRange{1}, "moe only: experts per layer")
       .key("experts_top_k", &ModelConfig::experts_top_k, IntRange{1},

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/named_enum.h"
 #include "data/seq2seq.h"
-#include "nn/seq2seq_layer.h"
+#include "nn/norm_kinds.h"
 #include "optim/lr_multipliers.h"
 
 namespace normlab::config_detail {
@@ -58,10 +58,6 @@ std::vector<CrossCheck> build_cross_checks() {
                             : fmt::format("bleu_pairs ({}) scores translations: it needs model.arch = "
                                           "\"encoder_decoder\", got \"{}\"",
                                           r.log.bleu_pairs, r.model.arch);
-               }});
-  c.push_back({"model", {"model.arch", "model.norm_placement"}, [](const RunConfig& r) {
-                 if (r.model.arch != ModelArch::EncoderDecoder) return std::string();
-                 return parse_error([&] { check_seq2seq_placement(r.model.norm_placement); });
                }});
   c.push_back({"model", {"model.arch", "model.sliding_window"}, [](const RunConfig& r) {
                  const ModelConfig& m = r.model;

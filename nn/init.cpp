@@ -8,6 +8,7 @@
 #include "core/ops.h"
 #include "core/random.h"
 #include "nn/norm_kinds.h"
+#include "nn/placement.h"
 
 namespace normlab {
 
@@ -25,9 +26,16 @@ bool is_token_embedding(const std::string& name) { return name == "tok_emb.weigh
 bool is_residual_output(const std::string& name) {
   return ends_with(name, "attn.o.weight") || is_ffn_matrix(name, "w2");
 }
-bool is_deepnorm_scaled(const std::string& name) {
+// The parameters a placement's init scale multiplies (DeepNet's beta: the FFN, v and o).
+bool is_init_scaled(const std::string& name) {
   return is_ffn_matrix(name, "w1") || is_ffn_matrix(name, "w2") || is_ffn_matrix(name, "w3") ||
          ends_with(name, "attn.v.weight") || ends_with(name, "attn.o.weight");
+}
+// The stack a parameter belongs to: an encoder_decoder model's "encoder.N..." or "decoder.N...",
+// else the single stack.
+Stack stack_of(const std::string& name, const ModelConfig& config) {
+  if (config.arch != ModelArch::EncoderDecoder) return single_stack(config);
+  return name.rfind("encoder.", 0) == 0 ? encoder_stack(config) : decoder_stack(config);
 }
 // Row `row` of a (V, C) matrix set to 0 (torch zeroes the padding_idx row at init).
 void zero_row(Tensor& matrix, int64_t row) {
@@ -55,18 +63,11 @@ double embedding_multiplier(const ModelConfig& config) {
   return config.embedding_scale == EmbeddingScale::SqrtD ? std::sqrt(static_cast<double>(config.d_model)) : 1.0;
 }
 
-double deepnorm_alpha(int64_t n_layers) { return std::pow(2.0 * static_cast<double>(n_layers), 0.25); }
-double deepnorm_beta(int64_t n_layers) { return std::pow(8.0 * static_cast<double>(n_layers), -0.25); }
-double admin_omega(int64_t n_layers) {
-  const double n = 2.0 * static_cast<double>(n_layers);
-  return std::sqrt((n + 1.0) / std::log(n + 1.0) - 1.0);
-}
-
 void initialize_parameters(Module& model, const ModelConfig& config) {
   NoGradGuard no_grad;
   Generator gen(config.seed);
   const double layers = static_cast<double>(std::max<int64_t>(config.n_layers, 1));
-  const bool deepnorm = config.norm_placement == NormPlacement::DeepNorm;
+  const PlacementKind& placement = placement_kind(config.norm_placement);
   for (auto& [name, param] : model.named_parameters()) {
     Tensor& value = param.value();
     if (const std::optional<double> initial = norm_initial_value(name, config)) {
@@ -91,7 +92,7 @@ void initialize_parameters(Module& model, const ModelConfig& config) {
     } else {  // normal
       std = 0.02;
     }
-    if (deepnorm && is_deepnorm_scaled(name)) std *= deepnorm_beta(config.n_layers);
+    if (is_init_scaled(name)) std *= placement_init_scale(placement, stack_of(name, config));
     value.copy_(Tensor::randn(value.shape(), gen, 0.0, std, value.dtype()));
     if (is_token_embedding(name) && config.padding_idx >= 0) zero_row(value, config.padding_idx);
   }

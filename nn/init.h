@@ -26,11 +26,5 @@ void initialize_parameters(Module& model, const ModelConfig& config);
 // The factor the token embeddings are multiplied by in the forward: 1 or sqrt(d_model).
 double embedding_multiplier(const ModelConfig& config);
 
-// DeepNet (Wang et al. 2022), decoder-only with L layers.
-double deepnorm_alpha(int64_t n_layers);  // (2L)^(1/4)
-double deepnorm_beta(int64_t n_layers);   // (8L)^(-1/4)
-// Admin (Liu et al. 2020) without profiling, as its authors' admin-torch package by default (output
-// change O(log N)): omega = sqrt((N + 1) / ln(N + 1) - 1) for N = 2L residual sub-layers.
-double admin_omega(int64_t n_layers);
 
 }  // namespace normlab

@@ -14,10 +14,9 @@ namespace normlab {
 // RmsNormUnitOffset scales by (1 + w), so its gain starts at 0. DynamicTanh: Zhu et al. 2025's
 // tanh(alpha x) in place of the norm.
 enum class NormType { LayerNorm, RmsNorm, RmsNormUnitOffset, GroupNorm, BatchNorm, DynamicTanh, None };
-// Post: Vaswani/GPT-1/Xiong Post-LN. Pre: GPT-2/LLaMA, with a final norm. None: residual only.
-// Sandwich: Peri-LN, a norm before and after each sub-layer, final norm. DeepNorm: Wang et al. 2022.
-// Admin: Liu et al. 2020's Post-LN with the shortcut rescaled by omega (nn/block.h).
-enum class NormPlacement { Post, Pre, None, Sandwich, DeepNorm, Admin };
+// The built-in placements, in the order of their rows in nn/placement.cpp (which holds their names,
+// wirings and scales); rows registered at run time take the ids after B2T.
+enum class NormPlacement { Post, Pre, None, Sandwich, DeepNorm, Admin, MixLn, B2T };
 // Relu (Xiong), Gelu (GPT-2), SwiGlu (LLaMA: w2(silu(w1 x) * w3 x)), GeGlu (Gemma: w2(gelu(w1 x) * w3 x)),
 // Moe (Mixtral: a router picks experts_top_k of n_experts SwiGLU experts per token, nn/moe.h).
 enum class FfnType { Relu, Gelu, SwiGlu, GeGlu, Moe };
@@ -47,13 +46,9 @@ enum class ModelArch { Decoder, Encoder, EncoderDecoder };
 template <> struct EnumNames<NormType> {
   static std::vector<NamedValue<NormType>> runtime_values();
 };
+// Names from the placement table, which grows at run time (nn/placement.cpp).
 template <> struct EnumNames<NormPlacement> {
-  static constexpr std::array<NamedValue<NormPlacement>, 6> values{{{NormPlacement::Post, "post"},
-                                                                     {NormPlacement::Pre, "pre"},
-                                                                     {NormPlacement::None, "none"},
-                                                                     {NormPlacement::Sandwich, "sandwich"},
-                                                                     {NormPlacement::DeepNorm, "deepnorm"},
-                                                                     {NormPlacement::Admin, "admin"}}};
+  static std::vector<NamedValue<NormPlacement>> runtime_values();
 };
 template <> struct EnumNames<FfnType> {
   static constexpr std::array<NamedValue<FfnType>, 5> values{{{FfnType::Relu, "relu"},

@@ -2,17 +2,13 @@
 // 2020): an encoder layer is bidirectional self-attention with the source padding mask, then the
 // FFN; a decoder layer is causal self-attention, then cross-attention (queries from the decoder
 // stream, keys and values from the encoder's output, the source padding mask), then the FFN. Each
-// sub-layer f sits in the config's norm placement, as the decoder-only blocks (nn/block.h):
-//   post:     x = Norm_i(x + f(x))          (no final norm; fairseq's normalize_before false)
-//   pre:      x = x + f(Norm_i(x))          (final norm on each stack: encoder_norm, decoder_norm)
-//   none:     x = x + f(x)
-//   sandwich: x = x + PostNorm_i(f(Norm_i(x)))   (final norms as pre)
-// deepnorm and admin throw: their shortcut scale and init for an encoder-decoder (DeepNet's
-// encoder/decoder alpha and beta) are not the decoder-only ones.
-// Children, registered in this order:
-//   encoder.N: "norm1" (self-attention), "norm2" (FFN), ["post_norm1", "post_norm2"], "attn", "ffn"
-//   decoder.N: "norm1" (self-attention), "norm2" (cross-attention), "norm3" (FFN),
-//              ["post_norm1", "post_norm2", "post_norm3"], "attn", "cross_attn", "ffn"
+// sub-layer sits in the config's placement row as the decoder-only blocks' do (nn/placement.h: post
+// is fairseq's normalize_before false, pre its true with encoder_norm and decoder_norm after the
+// stacks); DeepNorm's and Admin's scales take the encoder-decoder's constants of their papers.
+// Children, registered in this order, the norms as the layer's wiring has them:
+//   encoder.N: "norm1", ["post_norm1"] (self-attention), "norm2", ["post_norm2"] (FFN), "attn", "ffn"
+//   decoder.N: "norm1", ["post_norm1"] (self-attention), "norm2", ["post_norm2"] (cross-attention),
+//              "norm3", ["post_norm3"] (FFN), "attn", "cross_attn", "ffn"
 // Dropout sites (nn/layers.h's dropout_site_seed), distinct from each other and, for the decoder,
 // the decoder-only model's: decoder embedding 0, decoder layer l's self-attention 1 + 2l and FFN
 // 2 + 2l; then, with L layers per stack, decoder layer l's cross-attention 2L + 1 + l, the encoder
@@ -27,13 +23,9 @@
 #include "nn/ffn.h"
 #include "nn/model_config.h"
 #include "nn/module.h"
-#include "nn/norms.h"
+#include "nn/placement.h"
 
 namespace normlab {
-
-// Throws "[model] arch 'encoder_decoder' does not support norm_placement '<name>' ..." for a
-// placement the layers below do not build.
-void check_seq2seq_placement(NormPlacement placement);
 
 // The dropout sites above, for layer l of n_layers.
 uint64_t seq2seq_cross_site(int64_t n_layers, int64_t l);
@@ -55,7 +47,7 @@ struct DecoderState {
   void select_rows(const std::vector<int64_t>& rows);
 };
 
-class Seq2SeqLayer : public Module {
+class Seq2SeqLayer : public PlacedLayer {
  public:
   // decoder: the decoder layer (three sub-layers), else the encoder layer (two).
   Seq2SeqLayer(const ModelConfig& config, int64_t layer, bool decoder);
@@ -71,13 +63,7 @@ class Seq2SeqLayer : public Module {
   const std::shared_ptr<FeedForwardLayer>& ffn() const { return ffn_; }
 
  private:
-  // Sub-layer i (0-based: its norms norms_[i], post_norms_[i]) applied to x under the placement.
-  Var sublayer(const Var& x, size_t i, const std::function<Var(const Var&)>& f);
-
-  ModelConfig config_;
-  int64_t layer_;
   bool decoder_;
-  std::vector<std::shared_ptr<Norm>> norms_, post_norms_;  // empty for none; post_norms_ sandwich only
   std::shared_ptr<CausalSelfAttention> attn_, cross_attn_;  // cross_attn_: decoder only
   std::shared_ptr<FeedForwardLayer> ffn_;
 };

@@ -30,7 +30,6 @@ void validate(const ModelConfig& c) {
            "encoder_layers = {} needs arch 'encoder_decoder' (the other architectures have one stack of n_layers)",
            c.encoder_layers);
   if (c.arch == ModelArch::EncoderDecoder) {
-    check_seq2seq_placement(c.norm_placement);
     NL_CHECK(c.sliding_window == 0, "model", "arch 'encoder_decoder' does not support sliding_window (got {})",
              c.sliding_window);
   }

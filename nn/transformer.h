@@ -1,15 +1,12 @@
 // Transformer language model with a configurable normalization placement: a decoder (causal
 // attention, next-token targets) or, with model.arch "encoder", a bidirectional encoder whose head
 // predicts the original tokens at masked positions (the targets come from data/masked_lm.cpp).
-//   post:     x = Norm(x + Attn(x));  x = Norm(x + FFN(x))                    (no final norm)
-//   pre:      x = x + Attn(Norm(x));  x = x + FFN(Norm(x));  final Norm before the head
-//   none:     x = x + Attn(x);        x = x + FFN(x)
-//   sandwich: x = x + Norm(Attn(Norm(x)));  x = x + Norm(FFN(Norm(x)));  final Norm
-//   deepnorm: x = Norm(alpha x + Attn(x)); x = Norm(alpha x + FFN(x)), alpha = (2L)^(1/4), and the
-//             FFN, value and output projections initialised scaled by beta = (8L)^(-1/4)
+// Each block is attention then the FFN, each sub-layer wired into the residual stream by the
+// placement's row (nn/placement.h: post, pre, none, sandwich, deepnorm, admin, mix_ln, b2t, and
+// rows registered at run time); a final norm follows the stack where the row has one.
 // model.arch "encoder_decoder": fairseq's Transformer (Xiong et al. 2020's translation model), an
-// encoder stack over the source and a decoder stack over the target, each of n_layers layers in the
-// placement above (post, pre, none, sandwich; nn/seq2seq_layer.h has the layers):
+// encoder stack over the source and a decoder stack over the target, their layers in the same
+// placement row (nn/seq2seq_layer.h has the layers):
 //   memory = encode(sources) = [encoder_norm](EncoderLayers(src_emb(sources) [x sqrt(d)] + positions))
 //   logits = decode(ids, memory) = head([decoder_norm](DecoderLayers(tok_emb(ids) [x sqrt(d)] + positions, memory)))
 // with tie_embeddings (fairseq's share_all_embeddings) one table tok_emb for the source, the target

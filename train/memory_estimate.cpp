@@ -13,17 +13,29 @@
 #include "core/error.h"
 #include "nn/attention.h"
 #include "nn/block.h"
+#include "nn/placement.h"
 #include "nn/norm_kinds.h"
 
 namespace normlab {
 
 namespace {
 
-// Norm layers inside one block, by placement (nn/block.h): sandwich has four, none has none.
-double norms_per_block(NormPlacement placement) {
-  if (placement == NormPlacement::Sandwich) return 4;
-  if (placement == NormPlacement::None) return 0;
-  return 2;  // post, pre, deepnorm, admin
+// Norm layers in a stack, by the placement row's wiring of each layer (nn/placement.h).
+double stack_norms(const ModelConfig& m, const Stack& s) {
+  const PlacementKind& row = placement_kind(m.norm_placement);
+  double norms = 0;
+  for (int64_t l = 0; l < s.layers; ++l)
+    norms += static_cast<double>(norms_of_wiring(placement_wiring(row, l, s)) * s.sublayers());
+  return norms;
+}
+
+// (N, C) tensors a stack's row keeps beyond the plain wiring: each sub-layer's scaled shortcut
+// (deepnorm, admin) and each B2T layer's extra sum.
+double stack_extra_tensors(const ModelConfig& m, const Stack& s) {
+  const PlacementKind& row = placement_kind(m.norm_placement);
+  double extra = placement_shortcut_scale(row, s) != 1.0 ? static_cast<double>(s.sublayers() * s.layers) : 0;
+  for (int64_t l = 0; row.bottom_to_top && l < s.layers; ++l) extra += placement_wiring(row, l, s) == Wiring::Post;
+  return extra;
 }
 
 bool gated_ffn(const ModelConfig& m) { return m.ffn_type == FfnType::SwiGlu || m.ffn_type == FfnType::GeGlu; }
@@ -46,19 +58,19 @@ double parameter_elements(const ModelConfig& m) {
   }
   double per_norm = 0;  // the norm's parameters (nn/norm_kinds.h)
   for (const NormParam& p : norm_params(m)) per_norm += p.per_channel ? C : 1;
-  block += norms_per_block(m.norm_placement) * per_norm;
   const double positions = m.position_embedding == PositionEmbedding::Learned ? static_cast<double>(m.context_length) * C : 0;
   const double final_norm = placement_has_final_norm(m.norm_placement) ? per_norm : 0;
   if (m.arch == ModelArch::EncoderDecoder) {
     // Two stacks (nn/seq2seq_layer.h): a decoder layer adds cross-attention and its norm(s); a
     // final norm and positions per stack; untied: src_emb, tok_emb and lm_head.
     const double cross = 2 * C * Q + 2 * C * KV + (m.bias ? Q + 2 * KV + C : 0);
-    const double cross_norms = norms_per_block(m.norm_placement) / 2 * per_norm;
     const double E = static_cast<double>(encoder_layers_of(m));
-    return (m.tie_embeddings ? 1 : 3) * V * C + 2 * positions + E * block + L * (block + cross + cross_norms) +
+    const double norms = stack_norms(m, encoder_stack(m)) + stack_norms(m, decoder_stack(m));
+    return (m.tie_embeddings ? 1 : 3) * V * C + 2 * positions + E * block + L * (block + cross) + norms * per_norm +
            2 * final_norm;
   }
-  return (m.tie_embeddings ? 1 : 2) * V * C + positions + L * block + final_norm;
+  return (m.tie_embeddings ? 1 : 2) * V * C + positions + L * block + stack_norms(m, single_stack(m)) * per_norm +
+         final_norm;
 }
 
 // Elements the tape keeps alive at the end of the forward pass (every op output is kept by its
@@ -69,7 +81,8 @@ double parameter_elements(const ModelConfig& m) {
 //   FFN: hidden and activation (2 NF; gated: both branches and their product, 4 NF), output (NC);
 //   two residual sums (2 NC); each norm's kept tensors and statistics (nn/norm_kinds.h: LayerNorm
 //   NC + 2 N, GroupNorm NC + 2 N G, a composed norm every op output it keeps);
-//   deepnorm's scaled inputs (2 NC); with dropout, the two sites' masks and outputs (4 NC).
+//   the row's scaled shortcuts (deepnorm, admin: NC per sub-layer) and B2T's extra sum (NC per
+//   layer); with dropout, the two sites' masks and outputs (4 NC).
 // Plus the embeddings (2 NC + T C), the final norm, the logits (N V) and their gradient (N V,
 // created by the loss's backward while everything above is still alive), and backward's working
 // set inside a block: the incoming gradient and its result for the largest tensors there (the
@@ -98,10 +111,11 @@ double activation_elements(const RunConfig& c) {
   } else {
     block += (gated_ffn(m) ? 4 : 2) * N * F + N * C;
   }
-  block += 2 * N * C + norms_per_block(m.norm_placement) * per_norm;
-  if (m.norm_placement == NormPlacement::DeepNorm || m.norm_placement == NormPlacement::Admin) block += 2 * N * C;
+  block += 2 * N * C;
   if (dropout) block += 4 * N * C;
-  double total = static_cast<double>(m.n_layers) * block;
+  const Stack stack = m.arch == ModelArch::EncoderDecoder ? decoder_stack(m) : single_stack(m);
+  double total = static_cast<double>(m.n_layers) * block + stack_norms(m, stack) * per_norm +
+                 stack_extra_tensors(m, stack) * N * C;
   double embedding = 2 * N * C + (m.position_embedding == PositionEmbedding::Learned ? T * C : 0) + (dropout ? 2 * N * C : 0);
   double final_norm = placement_has_final_norm(m.norm_placement) ? per_norm : 0;
   if (m.arch == ModelArch::EncoderDecoder) {
@@ -109,9 +123,10 @@ double activation_elements(const RunConfig& c) {
     // decoder layer a cross-attention over it (q from the decoder, k, v from the memory: the
     // attention terms above), its residual sum and norm(s).
     const double cross = 2 * N * (Q + 2 * KV) + 2 * N * Q + N * C + 2 * B * H * T * T;
-    const double cross_norms = norms_per_block(m.norm_placement) / 2 * per_norm;
-    total += static_cast<double>(encoder_layers_of(m)) * block +
-             static_cast<double>(m.n_layers) * (cross + N * C + cross_norms + (dropout ? 2 * N * C : 0));
+    const Stack encoder = encoder_stack(m);
+    total += static_cast<double>(encoder.layers) * block + stack_norms(m, encoder) * per_norm +
+             stack_extra_tensors(m, encoder) * N * C +
+             static_cast<double>(m.n_layers) * (cross + N * C + (dropout ? 2 * N * C : 0));
     embedding *= 2;
     final_norm *= 2;
   }

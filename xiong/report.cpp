@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <ctime>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "nn/placement.h"
 
 namespace fs = std::filesystem;
 
@@ -109,11 +111,8 @@ nlohmann::json cached(const Context& ctx, const std::string& name, const nlohman
 }
 
 std::string placement_label(const std::string& placement) {
-  if (placement == "post") return "Post-LN";
-  if (placement == "pre") return "Pre-LN";
-  if (placement == "deepnorm") return "DeepNorm";
-  if (placement == "sandwich") return "Sandwich";
-  return placement;
+  const std::optional<NormPlacement> row = find_placement_kind(placement);
+  return row ? placement_kind(*row).label : placement;
 }
 
 int color_of(const std::string& placement) {

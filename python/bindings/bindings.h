@@ -5,6 +5,8 @@
 //   gradcheck.cpp  the C++ op registry's gradient checks (normlab gradcheck --op NAME)
 //   runs.cpp       load_config and train (the GIL released while it trains)
 //   norms.cpp      norms defined in Python: rows of the norm table (normlab.register_norm)
+//   placements.cpp placements defined in Python: rows of the placement table (register_placement)
+//   python_function.h/.cpp  the Python functions such rows hold, released at interpreter exit
 //   module.cpp     the module itself and the error translation
 // The package's Python half (normlab/__init__.py, gradcheck, tensor(), Config, train(), Run) is in
 // python/normlab/.
@@ -40,5 +42,6 @@ void bind_ops(nb::module_& ops);
 void bind_gradcheck(nb::module_& m);
 void bind_runs(nb::module_& m);
 void bind_norms(nb::module_& m);
+void bind_placements(nb::module_& m);
 
 }  // namespace normlab::python

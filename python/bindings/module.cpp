@@ -46,4 +46,5 @@ NB_MODULE(_normlab, m) {
   bind_gradcheck(m);
   bind_runs(m);
   bind_norms(m);
+  bind_placements(m);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "bindings/python_function.h"
 #include "core/error.h"
 #include "nn/norm_kinds.h"
 
@@ -24,70 +25,30 @@ using namespace nb::literals;
 
 namespace {
 
-// "ZeroDivisionError: planted (new_norm.py:12 in my_norm)": the exception and where it was raised
-// (the innermost frame), not the whole traceback through the trainer.
-std::string describe(const nb::python_error& e) {
-  std::string text = std::string(nb::str(e.type().attr("__name__")).c_str()) + ": " + nb::str(e.value()).c_str();
-  nb::object tb = nb::borrow(e.traceback());
-  if (tb.is_none()) return text;
-  while (!tb.attr("tb_next").is_none()) tb = tb.attr("tb_next");
-  const nb::object code = tb.attr("tb_frame").attr("f_code");
-  const std::string file = nb::str(code.attr("co_filename")).c_str();
-  return fmt::format("{} ({}:{} in {})", text, file.substr(file.rfind('/') + 1),
-                     nb::cast<int>(tb.attr("tb_lineno")), nb::str(code.attr("co_name")).c_str());
-}
-
-// The Python functions of the registered rows. Rows live until the process ends, but the Python
-// objects must be let go while the interpreter still runs: normlab's atexit hook calls
-// release_python_norms(), after which such a row's forward throws.
-struct PythonRef {
-  PyObject* fn = nullptr;
-};
-std::vector<std::shared_ptr<PythonRef>>& python_refs() {
-  static std::vector<std::shared_ptr<PythonRef>> refs;  // guarded by the GIL
-  return refs;
-}
-
-void release_python_norms() {
-  for (const std::shared_ptr<PythonRef>& ref : python_refs()) {
-    Py_CLEAR(ref->fn);
-  }
-  python_refs().clear();
-}
-
 // A registered row's forward: runs on whichever thread trains (the GIL released there) and takes
 // the GIL for the call. A Python exception becomes "[norm 'NAME'] forward raised ..." and the
 // Python state is left clean.
 class PythonForward {
  public:
-  PythonForward(std::string name, nb::handle fn) : name_(std::move(name)), ref_(std::make_shared<PythonRef>()) {
-    ref_->fn = fn.inc_ref().ptr();
-    python_refs().push_back(ref_);
-  }
+  PythonForward(std::string name, nb::handle fn) : op_("norm '" + std::move(name) + "'"), ref_(hold_python_function(fn)) {}
 
   Var operator()(const Var& x, const NormCall& call) const {
     nb::gil_scoped_acquire gil;
-    NL_CHECK(ref_->fn != nullptr, "norm '" + name_ + "'", "its Python forward was released at interpreter exit");
-    try {
-      nb::dict p;
-      for (const auto& [param, value] : call.params)
-        if (value.defined()) p[param.c_str()] = value;
-      p["eps"] = call.eps;
-      nb::object y = nb::handle(ref_->fn)(x, p);
-      Var* out = nullptr;
-      if (!nb::try_cast<Var*>(y, out) || out == nullptr)
-        fail("norm '" + name_ + "'", "forward must return a normlab.Var, got {}", nb::type_name(y.type()).c_str());
-      NL_CHECK(out->shape() == x.shape(), "norm '" + name_ + "'", "forward changed the shape: x {} -> {}",
-               shape_str(x.shape()), shape_str(out->shape()));
-      return *out;
-    } catch (const nb::python_error& e) {  // fetched: nothing is left pending; freed here, under the GIL
-      const std::string message = describe(e);
-      fail("norm '" + name_ + "'", "forward raised {}", message);
-    }
+    nb::dict p;
+    for (const auto& [param, value] : call.params)
+      if (value.defined()) p[param.c_str()] = value;
+    p["eps"] = call.eps;
+    nb::object y = call_python(*ref_, op_, "forward", x, p);
+    Var* out = nullptr;
+    if (!nb::try_cast<Var*>(y, out) || out == nullptr)
+      fail(op_, "forward must return a normlab.Var, got {}", nb::type_name(y.type()).c_str());
+    NL_CHECK(out->shape() == x.shape(), op_, "forward changed the shape: x {} -> {}", shape_str(x.shape()),
+             shape_str(out->shape()));
+    return *out;
   }
 
  private:
-  std::string name_;
+  std::string op_;
   std::shared_ptr<PythonRef> ref_;
 };
 
@@ -121,8 +82,9 @@ void bind_norms(nb::module_& m) {
         return names;
       },
       "The values model.norm_type takes now: the built-in norms, then those registered in this process.");
-  m.def("_release_python_norms", &release_python_norms,
-        "Lets go of the registered norms' Python functions (normlab's atexit hook; their rows then refuse to run).");
+  m.def("_release_python_functions", &release_python_functions,
+        "Lets go of the Python functions of registered norms and placements (normlab's atexit hook; their rows then "
+        "refuse to run).");
   m.def(
       "builtin_norm_names",
       [] {

@@ -33,17 +33,19 @@ from .gradcheck import GradcheckError, InputCheck, gradcheck, gradcheck_op
 from .config import Config, Section, load_config
 from .runs import Interrupted, Run, open_run, train
 from .norms import norm_names, register_norm
+from .placements import placement_names, register_placement
 from .suites import Table, cli_binary, reproduce_xiong, sweep
 from .tensor import tensor
 
 __all__ = ["Error", "Tensor", "Var", "backward", "clear_tape", "constant", "grad_enabled", "no_grad",
            "op_case_names", "ops", "parameter", "tape_size", "gradcheck", "gradcheck_op", "GradcheckError",
            "InputCheck", "tensor", "Config", "Interrupted", "Run", "Section", "load_config", "open_run", "train",
-           "norm_names", "register_norm", "Table", "cli_binary", "reproduce_xiong", "sweep"]
+           "norm_names", "register_norm", "placement_names", "register_placement", "Table", "cli_binary",
+           "reproduce_xiong", "sweep"]
 
 # Ops recorded but never consumed by backward() hold their tensors (and the NumPy arrays those
 # view) on the thread's tape: drop them while the interpreter is still alive.
 _atexit.register(_normlab.clear_tape)
-# Norms registered from Python hold their forward functions for the life of the process: let go of
-# them before the interpreter finalizes.
-_atexit.register(_normlab._release_python_norms)
+# Norms and placements registered from Python hold their functions for the life of the process: let
+# go of them before the interpreter finalizes.
+_atexit.register(_normlab._release_python_functions)

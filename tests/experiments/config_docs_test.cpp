@@ -41,7 +41,7 @@ TEST(ConfigDocs, DefaultsAndAllowedValuesComeFromTheCode) {
     }
     if (doc.section + "." + doc.name == "model.norm_placement") {
       EXPECT_EQ(doc.default_value, "\"pre\"");
-      EXPECT_EQ(doc.allowed, "one of post, pre, none, sandwich, deepnorm, admin");
+      EXPECT_EQ(doc.allowed, "one of post, pre, none, sandwich, deepnorm, admin, mix_ln, b2t");
       EXPECT_EQ(doc.presets, "\"post\": gpt1; \"pre\": gpt2, llama, mistral, gemma, mixtral");
     }
     if (doc.section == "train" || doc.section == "optim") {

@@ -80,7 +80,7 @@ TEST(ConfigErrors, OutOfRangeNumbers) {
 
 TEST(ConfigErrors, UnknownChoices) {
   EXPECT_EQ(file_error("[model]\nnorm_placement = \"psot\"\n"),
-            "x.toml:2: [model] norm_placement must be one of post, pre, none, sandwich, deepnorm, admin; "
+            "x.toml:2: [model] norm_placement must be one of post, pre, none, sandwich, deepnorm, admin, mix_ln, b2t; "
             "got 'psot' (did you mean 'post'?)");
   EXPECT_EQ(file_error("[model]\nnorm_type = \"rmsnrom\"\n"),
             fmt::format("x.toml:2: [model] norm_type must be one of {}; got 'rmsnrom' (did you mean 'rmsnorm'?)",

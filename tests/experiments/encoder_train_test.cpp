@@ -94,10 +94,6 @@ TEST(EncoderConfig, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(file_error("[data]\nsource = \"seq2seq_copy\"\n"),
             "x.toml:2: [model] data.source \"seq2seq_copy\" holds sequence pairs: it needs model.arch = "
             "\"encoder_decoder\", got \"decoder\"");
-  EXPECT_EQ(file_error("[data]\nsource = \"seq2seq_copy\"\n[model]\narch = \"encoder_decoder\"\n"
-                       "norm_placement = \"deepnorm\"\n"),
-            "x.toml:5: [model] arch 'encoder_decoder' does not support norm_placement 'deepnorm' (supported: post, "
-            "pre, none, sandwich; deepnorm and admin need their encoder-decoder shortcut and init scales)");
   EXPECT_EQ(file_error("[model]\narch = \"encoder\"\nsliding_window = 4\n"),
             "x.toml:3: [model] sliding_window (4) limits causal attention: arch 'encoder' attends to every "
             "position, so it must be 0");

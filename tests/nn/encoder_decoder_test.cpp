@@ -5,11 +5,17 @@
 // encoder_decoder_parity_test.cpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "core/random.h"
+#include "nn/block.h"
+#include "nn/init.h"
 #include "nn/model_cases.h"
+#include "nn/placement.h"
+#include "nn/seq2seq_layer.h"
 #include "nn/transformer.h"
 #include "nn_test_util.h"
 
@@ -182,9 +188,69 @@ TEST(EncoderDecoder, InterfaceErrors) {
   TransformerLM lm(decoder);
   expect_error([&] { lm.forward(batch.ids, batch.sources, Tensor()); }, "[model] arch 'decoder' takes no sources");
   expect_error([&] { lm.encode(batch.sources, Tensor()); }, "[model] encode needs arch 'encoder_decoder'");
-  for (const NormPlacement unsupported : {NormPlacement::DeepNorm, NormPlacement::Admin})
-    expect_error([&] { TransformerLM m(seq2seq_config(unsupported)); },
-                 fmt::format("arch 'encoder_decoder' does not support norm_placement '{}'", unsupported));
+}
+
+// DeepNorm and Admin in the encoder-decoder take each stack's constants: DeepNet's Table 1 for
+// N = 2 encoder and M = 3 decoder layers (encoder alpha 0.81 (N^4 M)^(1/16), beta 0.87 (N^4 M)^(-1/16);
+// decoder alpha (3M)^(1/4), beta (12M)^(-1/4)) and Admin's omega over each stack's residual
+// sub-layers (4 and 9). DeepNorm's init is Post-LN's draw times the stack's beta for v, o and the
+// FFN (the same generator, so elementwise), 1 for q and k; both placements gradcheck.
+TEST(EncoderDecoder, DeepNormAndAdminTakeEachStacksConstants) {
+  ModelConfig c = seq2seq_config(NormPlacement::DeepNorm);
+  c.n_layers = 3;
+  c.encoder_layers = 2;
+  const double enc_beta = 0.87 * std::pow(16.0 * 3.0, -1.0 / 16), dec_beta = std::pow(36.0, -0.25);
+  EXPECT_NEAR(Seq2SeqLayer(c, 0, false).shortcut_scale(), 0.81 * std::pow(48.0, 1.0 / 16), 1e-14);
+  EXPECT_NEAR(Seq2SeqLayer(c, 1, true).shortcut_scale(), std::pow(9.0, 0.25), 1e-14);
+  ModelConfig post = c;
+  post.norm_placement = NormPlacement::Post;
+  const auto deep = TransformerLM(c).named_parameters(), plain = TransformerLM(post).named_parameters();
+  ASSERT_EQ(deep.size(), plain.size());
+  for (size_t i = 0; i < deep.size(); ++i) {
+    const std::string& name = deep[i].first;
+    const bool scaled = name.find(".ffn.w") != std::string::npos || name.find("attn.v.weight") != std::string::npos ||
+                        name.find("attn.o.weight") != std::string::npos;
+    const double beta = !scaled ? 1.0 : name.rfind("encoder.", 0) == 0 ? enc_beta : dec_beta;
+    const std::vector<double> a = deep[i].second.value().to_vector(), b = plain[i].second.value().to_vector();
+    for (size_t j = 0; j < a.size(); ++j) ASSERT_NEAR(a[j], beta * b[j], 1e-14 * std::abs(b[j]) + 1e-300) << name;
+  }
+  c.norm_placement = NormPlacement::Admin;
+  EXPECT_NEAR(Seq2SeqLayer(c, 0, false).shortcut_scale(), std::sqrt(5 / std::log(5.0) - 1), 1e-14);
+  EXPECT_NEAR(Seq2SeqLayer(c, 0, true).shortcut_scale(), std::sqrt(10 / std::log(10.0) - 1), 1e-14);
+  for (const NormPlacement p : {NormPlacement::DeepNorm, NormPlacement::Admin})
+    expect_gradcheck_passes(make_model_case(fmt::format("seq2seq_{}", p), "", seq2seq_config(p)));
+}
+
+// Every row of the placement table wires an encoder layer as it wires a block of arch "encoder"
+// (both bidirectional, the same children): with the block's parameters copied into the layer, the
+// outputs agree bit for bit (DeepNorm's constants differ by stack, so its scale is compared).
+TEST(EncoderDecoder, EveryPlacementRowWiresTheEncoderAsTheBlocks) {
+  for (const PlacementKind* row : placement_kinds()) {
+    SCOPED_TRACE(row->name);
+    ModelConfig c = seq2seq_config(row->placement);
+    c.n_layers = 8;  // Mix-LN: layers 0 and 1 Post-LN, the rest Pre-LN
+    c.dropout = 0.0;
+    ModelConfig single = c;
+    single.arch = ModelArch::Encoder;
+    for (const int64_t l : {0, 5}) {
+      Block block(single, l);
+      Seq2SeqLayer layer(c, l, false);
+      initialize_parameters(block, single);
+      const auto from = block.named_parameters();
+      std::vector<Var> params;
+      for (const auto& [name, p] : from) params.push_back(p);
+      ASSERT_EQ(layer.named_parameters().size(), from.size());
+      layer.replace_parameters(params);
+      Generator gen(7 + l);
+      const Var x = constant(Tensor::randn({2, 5, c.d_model}, gen, 0.0, 1.0, DType::F64));
+      const double scale = block.shortcut_scale();
+      if (scale != layer.shortcut_scale()) {
+        EXPECT_EQ(row->placement, NormPlacement::DeepNorm);
+        continue;
+      }
+      EXPECT_EQ(layer.forward(x, Tensor(), 0).value().to_vector(), block.forward(x, 0).value().to_vector()) << l;
+    }
+  }
 }
 
 // model.encoder_layers: an encoder of 3 layers under a decoder of 1, gradchecked, with the layers

@@ -156,8 +156,10 @@ struct Model {
     return y;
   }
 
-  Matrix block(const Matrix& x, int64_t T, const std::string& name) const {
-    const std::string placement = enum_name(config.norm_placement);
+  // Layer l: Mix-LN (Li et al. 2024) is Post-LN in its first floor(L / 4) layers, Pre-LN after.
+  Matrix block(const Matrix& x, int64_t T, const std::string& name, int64_t l) const {
+    std::string placement = enum_name(config.norm_placement);
+    if (placement == "mix_ln") placement = l < config.n_layers / 4 ? "post" : "pre";
     auto attn = [&](const Matrix& m) { return attention(m, T, name + ".attn"); };
     auto ffn = [&](const Matrix& m) { return feed_forward(m, name + ".ffn"); };
     auto norm = [&](const Matrix& m, const char* which) { return this->norm(m, name + "." + which); };
@@ -177,6 +179,10 @@ struct Model {
       const Matrix h = plus(x, norm(attn(norm(x, "norm1")), "post_norm1"));
       return plus(h, norm(ffn(norm(h, "norm2")), "post_norm2"));
     }
+    if (placement == "b2t") {  // Takase et al. 2022: the block's input x joins the last sum
+      const Matrix h = norm(plus(x, attn(x)), "norm1");
+      return norm(plus(plus(h, ffn(h)), x), "norm2");
+    }
     const LD n = 2.0L * config.n_layers;  // residual sub-layers
     const LD alpha = placement == "admin" ? std::sqrt((n + 1) / std::log(n + 1) - 1) : std::pow(n, 0.25L);  // admin, deepnorm
     const Matrix h = norm(plus(x, attn(x), alpha), "norm1");
@@ -193,8 +199,9 @@ struct Model {
       for (int64_t c = 0; c < C; ++c)
         x.at(r, c) = token_scale * p("tok_emb.weight")[ids[r] * C + c] +
                      (has("pos_emb.weight") ? p("pos_emb.weight")[(r % T) * C + c] : 0);
-    for (int64_t l = 0; l < config.n_layers; ++l) x = block(x, T, "blocks." + std::to_string(l));
-    if (config.norm_placement == NormPlacement::Pre || config.norm_placement == NormPlacement::Sandwich) x = norm(x, "final_norm");
+    for (int64_t l = 0; l < config.n_layers; ++l) x = block(x, T, "blocks." + std::to_string(l), l);
+    const std::string placement = enum_name(config.norm_placement);
+    if (placement == "pre" || placement == "sandwich" || placement == "mix_ln") x = norm(x, "final_norm");
     Matrix head{V, C, config.tie_embeddings ? p("tok_emb.weight") : p("lm_head.weight")};
     Matrix y = zeros(rows, V);
     for (int64_t r = 0; r < rows; ++r)

@@ -69,6 +69,19 @@ TEST(ReferenceModel, EveryPlacementNormAndFfnMatchesTheFormulas) {
   }
 }
 
+// At depth 8 Mix-LN has two Post-LN layers below six Pre-LN ones (at the variants' depth it is all
+// Pre-LN); B2T's extra sum shows at any depth.
+TEST(ReferenceModel, MixLnAndB2TMatchTheFormulasAtDepth) {
+  for (const std::string placement : {"mix_ln", "b2t"}) {
+    for (const int64_t layers : {4, 8}) {
+      SCOPED_TRACE(placement + " at " + std::to_string(layers) + " layers");
+      ModelConfig c = small_config(placement, "layernorm", "gelu");
+      c.n_layers = layers;
+      expect_model_matches_reference(c);
+    }
+  }
+}
+
 TEST(ReferenceModel, PresetsMatchTheFormulas) {
   for (const std::string& name : preset_names()) {
     SCOPED_TRACE(name);

@@ -113,7 +113,7 @@ TEST(TransformerLM, ParameterNamesFollowTheDocumentedScheme) {
                              "blocks.0.ffn.w1.bias", "blocks.1.attn.q.weight", "blocks.1.attn.k.weight",
                              "blocks.1.attn.v.weight", "blocks.1.attn.o.bias"})
       EXPECT_TRUE(names.count(name)) << name;
-    const bool has_final = placement == "pre" || placement == "sandwich";
+    const bool has_final = placement == "pre" || placement == "sandwich" || placement == "mix_ln";
     EXPECT_EQ(names.count("final_norm.weight"), has_final ? 1u : 0u);
     EXPECT_EQ(names.count("final_norm.bias"), has_final ? 1u : 0u);
     EXPECT_EQ(names.count("blocks.0.norm1.weight"), placement == "none" ? 0u : 1u);
@@ -180,11 +180,12 @@ int64_t expected_parameter_count(const ModelConfig& c) {
   const bool rms = c.norm_type == NormType::RmsNorm || c.norm_type == NormType::RmsNormUnitOffset;
   const int64_t norm = c.norm_type == NormType::None ? 0 : C + (rms ? 0 : b * C);
   const std::map<std::string, int64_t> norms_per_block = {
-      {"post", 2}, {"pre", 2}, {"none", 0}, {"sandwich", 4}, {"deepnorm", 2}, {"admin", 2}};
+      {"post", 2}, {"pre", 2}, {"none", 0}, {"sandwich", 4}, {"deepnorm", 2}, {"admin", 2}, {"mix_ln", 2}, {"b2t", 2}};
   const int64_t attention = 4 * (C * C + b * C);
   const int64_t ffn = (gated ? 2 : 1) * (C * F + b * F) + F * C + b * C;
   const int64_t block = attention + ffn + norms_per_block.at(enum_name(c.norm_placement)) * norm;
-  const bool final_norm = c.norm_placement == NormPlacement::Pre || c.norm_placement == NormPlacement::Sandwich;
+  const bool final_norm = c.norm_placement == NormPlacement::Pre || c.norm_placement == NormPlacement::Sandwich ||
+                          c.norm_placement == NormPlacement::MixLn;
   return V * C + c.context_length * C + c.n_layers * block + (final_norm ? norm : 0) +
          (c.tie_embeddings ? 0 : V * C);
 }
@@ -344,7 +345,7 @@ TEST(TransformerLM, PostNormBlockOutputRowsAreNormalized) {
   c.d_model = 64;
   c.n_heads = 4;
   c.d_ff = 128;
-  PostNormBlock block(c, 0);
+  Block block(c, 0);
   initialize_parameters(block, c);
   Generator gen(4);
   Var x = constant(Tensor::randn({2, 6, 64}, gen, 0.5, 2.0));
@@ -388,9 +389,9 @@ TEST(TransformerLM, PreLNResidualGrowsWithDepthPostLNStaysAtOne) {
 TEST(TransformerLM, DeepNormAlphaAndBeta) {
   ModelConfig c = small_config("deepnorm");
   c.n_layers = 8;
-  ScaledShortcutBlock block(c, 0);
-  EXPECT_DOUBLE_EQ(block.alpha(), std::pow(16.0, 0.25));
-  EXPECT_DOUBLE_EQ(deepnorm_beta(8), std::pow(64.0, -0.25));
+  Block block(c, 0);
+  EXPECT_DOUBLE_EQ(block.shortcut_scale(), std::pow(16.0, 0.25));
+  EXPECT_DOUBLE_EQ(deepnorm_beta(single_stack(c)), std::pow(64.0, -0.25));
 }
 
 // Admin's omega for 8 layers (16 residual sub-layers): sqrt(17 / ln 17 - 1) = 1.8258..., by hand
@@ -398,8 +399,8 @@ TEST(TransformerLM, DeepNormAlphaAndBeta) {
 TEST(TransformerLM, AdminOmegaRescalesPostLnShortcut) {
   ModelConfig c = small_config("admin");
   c.n_layers = 8;
-  ScaledShortcutBlock block(c, 0);
-  EXPECT_NEAR(block.alpha(), 2.236125, 1e-6);
+  Block block(c, 0);
+  EXPECT_NEAR(block.shortcut_scale(), 2.236125, 1e-6);
   ModelConfig post = small_config("post");
   post.n_layers = 8;
   c.seed = post.seed = 3;
