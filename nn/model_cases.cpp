@@ -5,6 +5,7 @@
 
 #include "core/ops.h"
 #include "core/random.h"
+#include "nn/placement.h"
 #include "nn/transformer.h"
 
 namespace normlab {
@@ -141,7 +142,7 @@ void register_model_cases(std::vector<OpCase>& cases) {
       const char* what = arch == ModelArch::Encoder ? "bidirectional encoder, masked-LM targets (every third counted)"
                                                     : "encoder-decoder (fairseq's Transformer): cross-attention, padded sources";
       cases.push_back(make_model_case(fmt::format("model_{}_{}", arch, placement),
-                                      fmt::format("tiny {}-LN {}", placement == NormPlacement::Post ? "Post" : "Pre", what),
+                                      fmt::format("tiny {} {}", placement_kind(placement).label, what),
                                       c));
     }
   register_moe_cases(cases);

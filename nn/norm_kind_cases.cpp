@@ -53,7 +53,7 @@ void register_norm_kind_cases(std::vector<OpCase>& cases) {
     c.norm_type = NormType::DynamicTanh;
     cases.push_back(make_model_case(fmt::format("model_{}_dyt", enum_name(placement)),
                                     fmt::format("tiny {}-norm TransformerLM with Dynamic Tanh in place of the norms",
-                                                placement == NormPlacement::Pre ? "pre" : "post"),
+                                                enum_name(placement)),
                                     c));
   }
 }
