@@ -93,10 +93,12 @@ std::string arms_section(const ReportInputsV5& in) {
   std::string md = "## The arms\n\n";
   md += fmt::format("Test BLEU from the scored checkpoint ({}) and from the last weights, beam {}, length penalty "
                     "{}, `{}`; a diverged run counts {} BLEU. \"Still improving\": the run's validation BLEU rose by "
-                    "0.5 or more over the last 20% of its epochs (the plan's convergence rule).\n\n",
+                    "0.5 or more over the last 20% of its epochs (the plan's convergence rule). \"Hours\": from each run's first "
+                    "start to its finish, summed over the arm's runs; a run resumed over several sittings counts the "
+                    "time between them too, so this bounds its compute from above.\n\n",
                     reg.scored_checkpoint, reg.beam, num(reg.length_penalty, 1), reg.bleu_signature,
                     num(reg.diverged_bleu, 0));
-  md += "| arm | runs | diverged | test BLEU [95%] | last weights | best epochs | still improving | CPU-hours |\n";
+  md += "| arm | runs | diverged | test BLEU [95%] | last weights | best epochs | still improving | hours, start to finish |\n";
   md += "|---|---|---|---|---|---|---|---|\n";
   const int64_t window = std::max<int64_t>(1, (reg.epochs + 4) / 5);
   for (const ArmV5& arm : reg.arms) {
