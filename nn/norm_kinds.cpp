@@ -2,10 +2,10 @@
 
 #include <cmath>
 #include <deque>
-#include <mutex>
 
 #include "autograd/norm_reference.h"
 #include "autograd/ops.h"
+#include "nn/runtime_table.h"
 
 namespace normlab {
 
@@ -95,50 +95,26 @@ std::deque<NormKind> builtin_rows() {
   return rows;
 }
 
-// The table and the lock that guards its growth (rows never move: a deque keeps references).
-struct NormTable {
-  std::mutex mutex;
-  std::deque<NormKind> rows = builtin_rows();
-  size_t builtin = rows.size();
-};
+using NormTable = RuntimeTable<NormKind, NormType, &NormKind::type>;
 
 NormTable& table() {
-  static NormTable t;
+  static NormTable t(builtin_rows());
   return t;
 }
 
 }  // namespace
 
-std::vector<const NormKind*> norm_kinds() {
-  NormTable& t = table();
-  const std::lock_guard lock(t.mutex);
-  std::vector<const NormKind*> out;
-  for (const NormKind& k : t.rows) out.push_back(&k);
-  return out;
-}
+std::vector<const NormKind*> norm_kinds() { return table().rows(); }
 
 const NormKind& norm_kind(NormType type) {
-  NormTable& t = table();
-  const std::lock_guard lock(t.mutex);
-  const auto index = static_cast<size_t>(type);
-  NL_CHECK(index < t.rows.size(), "norm", "no row for norm type {} in the norm table", static_cast<int>(type));
-  return t.rows[index];
+  const NormKind* row = table().at(type);
+  NL_CHECK(row != nullptr, "norm", "no row for norm type {} in the norm table", static_cast<int>(type));
+  return *row;
 }
 
-std::optional<NormType> find_norm_kind(std::string_view name) {
-  NormTable& t = table();
-  const std::lock_guard lock(t.mutex);
-  for (auto k = t.rows.rbegin(); k != t.rows.rend(); ++k)
-    if (k->name == name) return k->type;
-  return std::nullopt;
-}
+std::optional<NormType> find_norm_kind(std::string_view name) { return table().find(name); }
 
-std::vector<NamedValue<NormType>> EnumNames<NormType>::runtime_values() {
-  std::vector<NamedValue<NormType>> out;
-  for (const NormKind* k : norm_kinds())
-    if (find_norm_kind(k->name) == k->type) out.push_back({k->type, k->name});  // a name's latest row
-  return out;
-}
+std::vector<NamedValue<NormType>> EnumNames<NormType>::runtime_values() { return table().names(); }
 
 NormType register_norm_kind(NormKind kind) {
   NL_CHECK(!kind.name.empty() && kind.name.find_first_of(" \t\"'=,") == std::string::npos, "register_norm",
@@ -150,13 +126,7 @@ NormType register_norm_kind(NormKind kind) {
     for (size_t j = 0; j < i; ++j)
       NL_CHECK(kind.params[i].name != kind.params[j].name, "register_norm", "norm '{}' names parameter '{}' twice",
                kind.name, kind.params[i].name);
-  NormTable& t = table();
-  const std::lock_guard lock(t.mutex);
-  for (size_t i = 0; i < t.builtin; ++i)
-    NL_CHECK(t.rows[i].name != kind.name, "register_norm", "'{}' is a built-in norm; choose another name", kind.name);
-  kind.type = static_cast<NormType>(t.rows.size());
-  t.rows.push_back(std::move(kind));
-  return t.rows.back().type;
+  return table().add(std::move(kind), "register_norm", "norm");
 }
 
 std::vector<NormParam> norm_params(const ModelConfig& config) {

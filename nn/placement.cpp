@@ -2,10 +2,10 @@
 
 #include <cmath>
 #include <deque>
-#include <mutex>
 
 #include "autograd/ops.h"
 #include "nn/layers.h"
+#include "nn/runtime_table.h"
 
 namespace normlab {
 
@@ -76,62 +76,32 @@ std::deque<PlacementKind> builtin_rows() {
   return rows;
 }
 
-struct PlacementTable {
-  std::mutex mutex;
-  std::deque<PlacementKind> rows = builtin_rows();
-  size_t builtin = rows.size();
-};
+using PlacementTable = RuntimeTable<PlacementKind, NormPlacement, &PlacementKind::placement>;
 
 PlacementTable& table() {
-  static PlacementTable t;
+  static PlacementTable t(builtin_rows());
   return t;
 }
 
 }  // namespace
 
-std::vector<const PlacementKind*> placement_kinds() {
-  PlacementTable& t = table();
-  const std::lock_guard lock(t.mutex);
-  std::vector<const PlacementKind*> out;
-  for (const PlacementKind& k : t.rows) out.push_back(&k);
-  return out;
-}
+std::vector<const PlacementKind*> placement_kinds() { return table().rows(); }
 
 const PlacementKind& placement_kind(NormPlacement placement) {
-  PlacementTable& t = table();
-  const std::lock_guard lock(t.mutex);
-  const auto index = static_cast<size_t>(placement);
-  NL_CHECK(index < t.rows.size(), "model", "invalid norm placement {}", static_cast<int>(placement));
-  return t.rows[index];
+  const PlacementKind* row = table().at(placement);
+  NL_CHECK(row != nullptr, "model", "invalid norm placement {}", static_cast<int>(placement));
+  return *row;
 }
 
-std::optional<NormPlacement> find_placement_kind(std::string_view name) {
-  PlacementTable& t = table();
-  const std::lock_guard lock(t.mutex);
-  for (auto k = t.rows.rbegin(); k != t.rows.rend(); ++k)
-    if (k->name == name) return k->placement;
-  return std::nullopt;
-}
+std::optional<NormPlacement> find_placement_kind(std::string_view name) { return table().find(name); }
 
-std::vector<NamedValue<NormPlacement>> EnumNames<NormPlacement>::runtime_values() {
-  std::vector<NamedValue<NormPlacement>> out;
-  for (const PlacementKind* k : placement_kinds())
-    if (find_placement_kind(k->name) == k->placement) out.push_back({k->placement, k->name});  // a name's latest row
-  return out;
-}
+std::vector<NamedValue<NormPlacement>> EnumNames<NormPlacement>::runtime_values() { return table().names(); }
 
 NormPlacement register_placement_kind(PlacementKind kind) {
   NL_CHECK(!kind.name.empty() && kind.name.find_first_of(" \t\"'=,") == std::string::npos, "register_placement",
            "a placement's name must be a non-empty word, got '{}'", kind.name);
   NL_CHECK(kind.wiring != nullptr, "register_placement", "placement '{}' needs a wiring per layer", kind.name);
-  PlacementTable& t = table();
-  const std::lock_guard lock(t.mutex);
-  for (size_t i = 0; i < t.builtin; ++i)
-    NL_CHECK(t.rows[i].name != kind.name, "register_placement", "'{}' is a built-in placement; choose another name",
-             kind.name);
-  kind.placement = static_cast<NormPlacement>(t.rows.size());
-  t.rows.push_back(std::move(kind));
-  return t.rows.back().placement;
+  return table().add(std::move(kind), "register_placement", "placement");
 }
 
 Wiring placement_wiring(const PlacementKind& kind, int64_t layer, const Stack& stack) {

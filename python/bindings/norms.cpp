@@ -17,6 +17,7 @@
 #include "bindings/bindings.h"
 #include "bindings/python_function.h"
 #include "core/error.h"
+#include "core/named_enum.h"
 #include "nn/norm_kinds.h"
 
 namespace normlab::python {
@@ -74,13 +75,7 @@ void bind_norms(nb::module_& m) {
         "Adds a row to the norm table (use normlab.register_norm, which checks the spec): params are (name, "
         "per_channel, needs_bias, initial) tuples. Returns the row's type id.");
   m.def(
-      "norm_names",
-      [] {
-        std::vector<std::string> names;
-        for (const NormKind* k : norm_kinds())
-          if (find_norm_kind(k->name) == k->type) names.push_back(k->name);
-        return names;
-      },
+      "norm_names", [] { return enum_names<NormType>(); },
       "The values model.norm_type takes now: the built-in norms, then those registered in this process.");
   m.def("_release_python_functions", &release_python_functions,
         "Lets go of the Python functions of registered norms and placements (normlab's atexit hook; their rows then "

@@ -77,13 +77,7 @@ void bind_placements(nb::module_& m) {
         "Adds a row to the placement table (use normlab.register_placement, which checks the arguments). Returns "
         "the row's id.");
   m.def(
-      "placement_names",
-      [] {
-        std::vector<std::string> names;
-        for (const PlacementKind* k : placement_kinds())
-          if (find_placement_kind(k->name) == k->placement) names.push_back(k->name);
-        return names;
-      },
+      "placement_names", [] { return enum_names<NormPlacement>(); },
       "The values model.norm_placement takes now: the built-in placements, then those registered in this process.");
 }
 
