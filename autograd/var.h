@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "autograd/param_role.h"
 #include "core/tensor.h"
 
 namespace normlab {
@@ -20,6 +21,7 @@ struct VarImpl {
   bool requires_grad = false;
   bool is_leaf = true;
   std::string name;  // parameters: "blocks.3.ffn.w2.weight"
+  ParamRole role;    // parameters: what the registering modules declared (autograd/param_role.h)
 };
 
 class Var {
@@ -37,6 +39,8 @@ class Var {
   bool is_leaf() const { return impl_->is_leaf; }
   const std::string& name() const { return impl_->name; }
   void set_name(std::string name) { impl_->name = std::move(name); }
+  const ParamRole& role() const { return impl_->role; }
+  void set_role(const ParamRole& role) { impl_->role = role; }
   void zero_grad() { impl_->grad = Tensor(); }
   // Adds g into grad (allocating on first use): the accumulation rule. A g whose storage nobody
   // else holds is adopted without a copy.

@@ -115,7 +115,7 @@ void add_schedule_keys(std::vector<KeySpec>& t) {
       .key("min_lr", &ScheduleConfig::min_lr, at_least(0.0),
            "linear/cosine: the rate reached at train.steps (<= optim.lr)")
       .key("warmup_groups", &ScheduleConfig::warmup_groups,
-           "only these parameter groups warm up (comma list of attention, ffn, norms, embeddings, head, "
+           "only these parameter groups warm up (comma list of attention, cross_attention, ffn, norms, embeddings, head, "
            "top_half, bottom_half: the blocks of that half); the "
            "others run the schedule without its warmup; \"\" = all warm up");
 }

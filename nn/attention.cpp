@@ -53,6 +53,8 @@ CausalSelfAttention::CausalSelfAttention(const ModelConfig& config, bool causal)
   k_ = register_module("k", std::make_shared<Linear>(c, kv_width, config.bias, dtype));
   v_ = register_module("v", std::make_shared<Linear>(c, kv_width, config.bias, dtype));
   o_ = register_module("o", std::make_shared<Linear>(q_width, c, config.bias, dtype));
+  mark_scaled_matrix(*v_, /*residual_output=*/false);
+  mark_scaled_matrix(*o_, /*residual_output=*/true);
   if (config.qk_norm) {
     q_norm_ = register_module("q_norm", std::make_shared<Norm>(config, head_dim_));
     k_norm_ = register_module("k_norm", std::make_shared<Norm>(config, head_dim_));

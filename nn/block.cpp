@@ -10,6 +10,7 @@ Block::Block(const ModelConfig& config, int64_t layer) : PlacedLayer(config, lay
   add_sublayer_norms(2);
   attn_ = register_module("attn", std::make_shared<CausalSelfAttention>(config));
   ffn_ = register_module("ffn", make_feed_forward(config));
+  declare_roles({{attn_.get(), ParamGroup::Attention}, {ffn_.get(), ParamGroup::Ffn}});
 }
 
 Var Block::forward(const Var& x, uint64_t seed) {

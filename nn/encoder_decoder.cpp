@@ -17,10 +17,13 @@ void TransformerLM::build_encoder_decoder() {
   const DType dtype = parameter_dtype(config);
   const auto reg = [this](const std::string& name, auto module) { return register_module(name, module); };
   if (!config.tie_embeddings)
-    m.src_emb = reg("src_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype, config.padding_idx));
+    m.src_emb = reg("src_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype,
+                                                          ParamKind::TokenEmbedding, config.padding_idx));
   if (config.position_embedding == PositionEmbedding::Learned) {
-    m.src_pos_emb = reg("src_pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
-    m.pos_emb = reg("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
+    const ParamKind positions = ParamKind::PositionEmbedding;
+    m.src_pos_emb =
+        reg("src_pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype, positions));
+    m.pos_emb = reg("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype, positions));
   }
   const bool final_norms = placement_has_final_norm(config.norm_placement);
   m.encoder = reg("encoder", std::make_shared<Seq2SeqStack>(config, false));

@@ -20,6 +20,9 @@ FeedForward::FeedForward(const ModelConfig& config) : type_(config.ffn_type), dr
   w2_ = register_module("w2", std::make_shared<Linear>(f, c, config.bias, dtype));
   if (type_ == FfnType::SwiGlu || type_ == FfnType::GeGlu)
     w3_ = register_module("w3", std::make_shared<Linear>(c, f, config.bias, dtype));
+  mark_scaled_matrix(*w1_, /*residual_output=*/false);
+  mark_scaled_matrix(*w2_, /*residual_output=*/true);
+  if (w3_) mark_scaled_matrix(*w3_, /*residual_output=*/false);
 }
 
 Var FeedForward::forward(const Var& x, uint64_t dropout_seed) {

@@ -1,4 +1,4 @@
-// Weight initialisation, by parameter name and shape, seeded from ModelConfig::seed (one core
+// Weight initialisation, by parameter role (autograd/param_role.h) and shape, seeded from ModelConfig::seed (one core
 // Generator drawn in named_parameters() order: the same config gives the same weights).
 //   xavier:   every matrix (Linear W (out, in), embeddings (V, C)) ~ N(0, 2 / (fan_in + fan_out))
 //   gpt2:     every matrix ~ N(0, 0.02^2); residual output projections (attn.o, ffn.w2 and each
@@ -10,8 +10,8 @@
 //   embedding_scale "sqrt_d" with xavier: tok_emb.weight ~ N(0, 1 / d_model) (fairseq's pairing with
 //             the sqrt(d_model) multiplier; gpt2 keeps 0.02, as Hugging Face's Gemma)
 //   padding_idx >= 0: that row of tok_emb.weight (src_emb.weight) is 0 (as torch's nn.Embedding(padding_idx=...))
-//   deepnorm placement, after the above: ffn.w1/w2/w3 (and the experts'), attn.v and attn.o weights times
-//             beta = (8L)^(-1/4) (decoder-only; an encoder_decoder model rejects deepnorm)
+//   a placement's init scale, after the above (DeepNet's beta; Admin's 1): ffn.w1/w2/w3 (and the
+//             experts'), attn.v and attn.o weights (cross_attn's too) times the row's scale for their stack
 #pragma once
 #include <string>
 #include <vector>

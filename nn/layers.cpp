@@ -12,8 +12,17 @@ DType parameter_dtype(const ModelConfig& config) {
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype) {
   NL_CHECK(in_features > 0 && out_features > 0, "linear",
            "features must be positive, got in {} out {}", in_features, out_features);
-  register_parameter("weight", parameter(Tensor::zeros({out_features, in_features}, dtype)));
-  if (bias) register_parameter("bias", parameter(Tensor::zeros({out_features}, dtype)));
+  register_parameter("weight", parameter(Tensor::zeros({out_features, in_features}, dtype)),
+                     {.kind = ParamKind::Matrix});
+  if (bias) register_parameter("bias", parameter(Tensor::zeros({out_features}, dtype)), {.kind = ParamKind::Bias});
+}
+
+void mark_scaled_matrix(Linear& linear, bool residual_output) {
+  linear.edit_roles([&](ParamRole& r) {
+    if (r.kind != ParamKind::Matrix) return;
+    r.placement_scaled = true;
+    r.residual_output = residual_output;
+  });
 }
 
 Var Linear::forward(const Var& x) const {
@@ -21,11 +30,14 @@ Var Linear::forward(const Var& x) const {
   return linear(autocast(x), autocast(weight()), autocast(bias()));  // 16 bits under autocast
 }
 
-Embedding::Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx) : padding_idx_(padding_idx) {
+Embedding::Embedding(int64_t num, int64_t dim, DType dtype, ParamKind kind, int64_t padding_idx)
+    : padding_idx_(padding_idx) {
   NL_CHECK(num > 0 && dim > 0, "embedding", "sizes must be positive, got ({}, {})", num, dim);
   NL_CHECK(padding_idx >= -1 && padding_idx < num, "embedding", "padding_idx must be -1 or in [0, {}), got {}",
            num, padding_idx);
-  register_parameter("weight", parameter(Tensor::zeros({num, dim}, dtype)));
+  NL_CHECK(kind == ParamKind::TokenEmbedding || kind == ParamKind::PositionEmbedding, "embedding",
+           "an embedding table holds tokens or positions");
+  register_parameter("weight", parameter(Tensor::zeros({num, dim}, dtype)), {.kind = kind, .group = ParamGroup::Embeddings});
 }
 
 Var Embedding::forward(const Tensor& ids) const {

@@ -21,11 +21,17 @@ class Linear : public Module {
   Var bias() const { return parameter_slot("bias"); }  // undefined without bias
 };
 
-// ids int32 (any shape) -> (*ids, dim) rows of "weight" (num, dim). Row padding_idx (>= 0) gets no
-// gradient from the lookup (torch's padding_idx); -1 = none.
+// Marks a Linear's weight as one a placement's init scale multiplies (DeepNet's beta: attention's v
+// and o, the FFN's matrices); `residual_output` also marks it as its sub-layer's last projection,
+// whose std GPT-2's init divides by sqrt(2L).
+void mark_scaled_matrix(Linear& linear, bool residual_output);
+
+// ids int32 (any shape) -> (*ids, dim) rows of "weight" (num, dim), a table of `kind`
+// TokenEmbedding or PositionEmbedding. Row padding_idx (>= 0) gets no gradient from the lookup
+// (torch's padding_idx); -1 = none.
 class Embedding : public Module {
  public:
-  Embedding(int64_t num, int64_t dim, DType dtype, int64_t padding_idx = -1);
+  Embedding(int64_t num, int64_t dim, DType dtype, ParamKind kind, int64_t padding_idx = -1);
   Var forward(const Tensor& ids) const;
   Var weight() const { return parameter_slot("weight"); }
 

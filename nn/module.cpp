@@ -56,12 +56,21 @@ void Module::name_scopes(const std::string& prefix) {
   for (auto& [name, child] : children_) child->name_scopes(join(prefix, name));
 }
 
+void Module::edit_roles(const std::function<void(ParamRole&)>& edit) {
+  for (auto& [name, param] : named_parameters()) {
+    ParamRole role = param.role();
+    edit(role);
+    param.set_role(role);
+  }
+}
+
 void Module::zero_grad() {
   for (Var& p : parameters()) p.zero_grad();
 }
 
-Var& Module::register_parameter(const std::string& name, Var param) {
+Var& Module::register_parameter(const std::string& name, Var param, const ParamRole& role) {
   NL_CHECK(param.defined(), "module", "parameter '{}' is undefined", name);
+  param.set_role(role);
   for (const auto& [existing, p] : params_)
     NL_CHECK(existing != name, "module", "parameter '{}' registered twice", name);
   params_.emplace_back(name, std::move(param));

@@ -1,6 +1,7 @@
 // Module: a tree of named parameters and children, as in PyTorch. Parameter names are dotted paths:
 // "blocks.3.ffn.w2.weight", "blocks.3.norm1.weight", "final_norm.weight", "tok_emb.weight".
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,9 +45,15 @@ class Module {
   void name_scopes(const std::string& prefix);
   const char* scope() const { return scope_; }
 
+  // Edits the role (autograd/param_role.h) of every parameter of this module and its children: the
+  // modules that place a child declare where it sits (an attention's output projection, a block's
+  // layer, a model's head). Var handles share the role, so every holder sees the edit.
+  void edit_roles(const std::function<void(ParamRole&)>& edit);
+
  protected:
   // The returned reference is valid until the next registration: keep a copy (Var is a handle).
-  Var& register_parameter(const std::string& name, Var param);
+  // `role` declares what the parameter is (its kind, and a norm parameter's initial value).
+  Var& register_parameter(const std::string& name, Var param, const ParamRole& role = {});
   Tensor& register_buffer(const std::string& name, Tensor buffer);
   // This module's own parameter `name` as currently registered, or an undefined Var when absent.
   Var parameter_slot(const std::string& name) const;

@@ -13,7 +13,8 @@ Norm::Norm(const ModelConfig& config, int64_t dim)
   NL_CHECK(eps_ > 0, "model", "norm_eps must be > 0 for norm_type '{}', got {}", kind_->name, eps_);
   const DType dtype = parameter_dtype(config);
   for (const NormParam& p : norm_params(config)) {
-    register_parameter(std::string(p.name), parameter(Tensor::full({p.per_channel ? dim : 1}, p.initial, dtype)));
+    register_parameter(std::string(p.name), parameter(Tensor::full({p.per_channel ? dim : 1}, p.initial, dtype)),
+                       {.kind = ParamKind::NormParam, .group = ParamGroup::Norms, .norm_initial = p.initial});
     param_names_.emplace_back(p.name);
   }
   if (kind_->grouped)

@@ -157,8 +157,18 @@ PlacedLayer::PlacedLayer(const ModelConfig& config, int64_t layer, const Stack& 
     : config_(config),
       layer_(layer),
       kind_(&placement_kind(config.norm_placement)),
+      stack_(stack.kind),
       wiring_(placement_wiring(*kind_, layer, stack)),
       shortcut_(placement_shortcut_scale(*kind_, stack)) {}
+
+void PlacedLayer::declare_roles(const std::vector<std::pair<Module*, ParamGroup>>& sublayers) {
+  for (const auto& [module, group] : sublayers)
+    if (module) module->edit_roles([group](ParamRole& r) { r.group = group; });
+  edit_roles([this](ParamRole& r) {
+    r.stack = stack_;
+    r.layer = static_cast<int>(layer_);
+  });
+}
 
 void PlacedLayer::add_sublayer_norms(int64_t sublayers) {
   for (int64_t i = 1; i <= sublayers; ++i) {

@@ -44,7 +44,7 @@ template <> struct EnumNames<Wiring> {
 // The stack a layer belongs to: its depth and kind, and for an encoder-decoder the other stack's
 // depth (the DeepNet constants depend on both).
 struct Stack {
-  enum class Kind { Single, Encoder, Decoder };  // Single: decoder-only or encoder-only
+  using Kind = LayerStack;  // Single: decoder-only or encoder-only
   Kind kind = Kind::Single;
   int64_t layers = 0;        // this stack's depth
   int64_t other_layers = 0;  // an encoder-decoder's other stack (0 for Single)
@@ -108,6 +108,9 @@ class PlacedLayer : public Module {
   PlacedLayer(const ModelConfig& config, int64_t layer, const Stack& stack);
   // Registers the norms of `sublayers` sub-layers ("norm1", ["post_norm1"], "norm2", ...).
   void add_sublayer_norms(int64_t sublayers);
+  // Declares where this layer's parameters sit (autograd/param_role.h): all of them in this layer of
+  // its stack, each listed sub-layer's in its group. Derived layers call it last in their constructor.
+  void declare_roles(const std::vector<std::pair<Module*, ParamGroup>>& sublayers);
   // Sub-layer i (0-based) of this layer on x; `layer_input` is the layer's input (B2T reads it).
   Var sublayer(size_t i, const Var& x, const Var& layer_input, const std::function<Var(const Var&)>& f);
 
@@ -116,6 +119,7 @@ class PlacedLayer : public Module {
 
  private:
   const PlacementKind* kind_;
+  LayerStack stack_;
   Wiring wiring_;
   double shortcut_;
   std::vector<SublayerNorms> norms_;

@@ -23,6 +23,9 @@ Seq2SeqLayer::Seq2SeqLayer(const ModelConfig& config, int64_t layer, bool decode
   attn_ = register_module("attn", std::make_shared<CausalSelfAttention>(config, decoder));
   if (decoder) cross_attn_ = register_module("cross_attn", std::make_shared<CausalSelfAttention>(config, false));
   ffn_ = register_module("ffn", make_feed_forward(config));
+  declare_roles({{attn_.get(), ParamGroup::Attention},
+                 {cross_attn_.get(), ParamGroup::CrossAttention},
+                 {ffn_.get(), ParamGroup::Ffn}});
 }
 
 Var Seq2SeqLayer::forward(const Var& x, const Tensor& padding, uint64_t seed) {

@@ -100,13 +100,15 @@ TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared
   const DType dtype = parameter_dtype(config);
   Impl& m = *impl_;
   m.tok_emb = register_module(
-      "tok_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype, config.padding_idx));
+      "tok_emb", std::make_shared<Embedding>(config.vocab_size, config.d_model, dtype, ParamKind::TokenEmbedding,
+                                                config.padding_idx));
   if (config.arch == ModelArch::EncoderDecoder) {
     build_encoder_decoder();
   } else {
     if (config.position_embedding == PositionEmbedding::Learned)
       m.pos_emb =
-          register_module("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype));
+          register_module("pos_emb", std::make_shared<Embedding>(config.context_length, config.d_model, dtype,
+                                                                 ParamKind::PositionEmbedding));
     m.blocks = register_module("blocks", std::make_shared<BlockList>());
     for (int64_t l = 0; l < config.n_layers; ++l) m.blocks->append(make_block(config, l));
     if (placement_has_final_norm(config.norm_placement))
@@ -115,6 +117,7 @@ TransformerLM::TransformerLM(const ModelConfig& config) : impl_(std::make_shared
   if (!config.tie_embeddings)
     m.lm_head = register_module(
         "lm_head", std::make_shared<Linear>(config.d_model, config.vocab_size, false, dtype));
+  if (m.lm_head) m.lm_head->edit_roles([](ParamRole& r) { r.group = ParamGroup::Head; });
   initialize_parameters(*this, config);
   for (auto& [name, param] : named_parameters()) param.set_name(name);
   name_scopes("");

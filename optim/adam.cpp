@@ -34,7 +34,7 @@ class Adam final : public SlotOptimizer {
       args.beta1 = config_.beta1;
       args.beta2 = config_.beta2;
       args.eps = config_.eps;
-      args.weight_decay = weight_decay_applies(name, config_) ? config_.weight_decay : 0.0;
+      args.weight_decay = weight_decay_applies(param, config_) ? config_.weight_decay : 0.0;
       args.step = slots_.next_step(i);
       args.decoupled = decoupled_;
       backend_for(param.value().device())

@@ -4,13 +4,22 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <fmt/ranges.h>
+
 #include "core/error.h"
 
 namespace normlab {
 
 namespace {
 
-const std::vector<std::string> kGroups = {"attention", "ffn", "norms", "embeddings", "head", "top_half", "bottom_half"};
+// The groups of a warmup-groups text: the role groups, then the halves of the blocks.
+std::vector<std::string> known_groups() {
+  std::vector<std::string> groups;
+  for (const auto& [group, name] : EnumNames<ParamGroup>::values)
+    if (group != ParamGroup::None) groups.emplace_back(name);
+  groups.insert(groups.end(), {"top_half", "bottom_half"});
+  return groups;
+}
 
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> parts;
@@ -34,18 +43,17 @@ double factor_of(const std::string& text, const std::string& whole) {
   return v;
 }
 
-// blocks.N.* -> N, else -1.
-int64_t block_of(const std::string& name) {
-  if (name.rfind("blocks.", 0) != 0) return -1;
-  return std::strtoll(name.c_str() + 7, nullptr, 10);
+// A single stack's layer N (blocks.N.*) -> N, else -1.
+int64_t block_of(const Var& param) {
+  return param.role().stack == LayerStack::Single ? param.role().layer : -1;
 }
 
-// Whether parameter `name` belongs to one of `groups`: its kind (parameter_group), or top_half /
+// Whether `param` belongs to one of `groups`: its kind (parameter_group), or top_half /
 // bottom_half for the blocks in that half (an odd middle block in neither, as the layer scale's).
-bool in_warmup_groups(const std::string& name, const std::vector<std::string>& groups, int64_t n_layers) {
+bool in_warmup_groups(const Var& param, const std::vector<std::string>& groups, int64_t n_layers) {
   auto has = [&](const std::string& g) { return std::find(groups.begin(), groups.end(), g) != groups.end(); };
-  if (has(parameter_group(name))) return true;
-  const int64_t block = block_of(name);
+  if (has(parameter_group(param))) return true;
+  const int64_t block = block_of(param);
   if (block < 0 || block >= n_layers) return false;
   return (has("bottom_half") && block < n_layers / 2) || (has("top_half") && block >= n_layers - n_layers / 2);
 }
@@ -73,24 +81,16 @@ std::vector<double> parse_layer_lr_scale(const std::string& text, int64_t n_laye
 std::vector<std::string> parse_warmup_groups(const std::string& text) {
   if (text.empty()) return {};
   std::vector<std::string> groups = split_commas(text);
+  const std::vector<std::string> known = known_groups();
   for (const std::string& g : groups)
-    NL_CHECK(std::find(kGroups.begin(), kGroups.end(), g) != kGroups.end(), "lr_multipliers",
-             "schedule.warmup_groups = \"{}\": unknown group '{}' (known: attention, ffn, norms, embeddings, head, "
-             "top_half, bottom_half)",
-             text, g);
+    NL_CHECK(std::find(known.begin(), known.end(), g) != known.end(), "lr_multipliers",
+             "schedule.warmup_groups = \"{}\": unknown group '{}' (known: {})", text, g, fmt::join(known, ", "));
   return groups;
 }
 
-std::string parameter_group(const std::string& name) {
-  if (name.find(".attn.") != std::string::npos) return "attention";
-  if (name.find(".ffn.") != std::string::npos || name.find(".moe.") != std::string::npos) return "ffn";
-  if (name.find("norm") != std::string::npos) return "norms";
-  if (name.find("emb") != std::string::npos) return "embeddings";
-  if (name.find("lm_head") != std::string::npos) return "head";
-  return "";
-}
+std::string parameter_group(const Var& param) { return enum_name(param.role().group); }
 
-std::vector<double> lr_multipliers(const std::vector<std::string>& names, const LrMultiplierSpec& spec,
+std::vector<double> lr_multipliers(const std::vector<Var>& params, const LrMultiplierSpec& spec,
                                    const ScheduleConfig& schedule, double lr_max, int64_t step, int64_t total_steps) {
   const std::vector<double> layer = parse_layer_lr_scale(spec.layer_scale, spec.n_layers);
   const std::vector<std::string> warm = parse_warmup_groups(spec.warmup_groups);
@@ -102,10 +102,10 @@ std::vector<double> lr_multipliers(const std::vector<std::string>& names, const 
     unwarmed = r > 0 ? learning_rate(none, lr_max, step, total_steps) / r : 1.0;
   }
   std::vector<double> out;
-  for (const std::string& name : names) {
-    const int64_t block = block_of(name);
+  for (const Var& param : params) {
+    const int64_t block = block_of(param);
     double m = block >= 0 && block < spec.n_layers ? layer[static_cast<size_t>(block)] : 1.0;
-    if (!warm.empty() && !in_warmup_groups(name, warm, spec.n_layers)) m *= unwarmed;
+    if (!warm.empty() && !in_warmup_groups(param, warm, spec.n_layers)) m *= unwarmed;
     out.push_back(m);
   }
   return out;

@@ -20,11 +20,11 @@ void Optimizer::set_lr_multipliers(std::vector<double> multipliers) {
   lr_multipliers_ = std::move(multipliers);
 }
 
-bool weight_decay_applies(const std::string& name, const OptimConfig& config) {
-  const bool is_norm = name.find("norm") != std::string::npos;
-  const bool is_bias = name == "bias" || name.ends_with(".bias");
-  const bool is_embedding = name.find("emb") != std::string::npos;
-  if ((is_norm || is_bias) && !config.decay_norms_and_biases) return false;
+bool weight_decay_applies(const Var& param, const OptimConfig& config) {
+  const ParamKind kind = param.role().kind;
+  const bool is_norm_or_bias = kind == ParamKind::NormParam || kind == ParamKind::Bias;
+  const bool is_embedding = kind == ParamKind::TokenEmbedding || kind == ParamKind::PositionEmbedding;
+  if (is_norm_or_bias && !config.decay_norms_and_biases) return false;
   if (is_embedding && !config.decay_embeddings) return false;
   return true;
 }

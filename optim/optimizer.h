@@ -55,15 +55,15 @@ class Optimizer {
   int64_t steps_ = 0;
 };
 
-// Builds the optimizer named by config over named parameters (names decide weight-decay exclusion).
+// Builds the optimizer named by config over named parameters (their roles decide weight-decay
+// exclusion; the names key the optimizer's state).
 std::unique_ptr<Optimizer> make_optimizer(const OptimConfig& config,
                                           std::vector<std::pair<std::string, Var>> params);
 
-// Whether weight decay applies to the parameter called `name`. Excluded unless the config opts
-// in: norm parameters (name contains "norm") and biases (name ends with ".bias" or is "bias")
-// unless decay_norms_and_biases; embeddings (name contains "emb": tok_emb, pos_emb, ...) unless
-// decay_embeddings. Every optimizer applies this rule to its weight_decay.
-bool weight_decay_applies(const std::string& name, const OptimConfig& config);
+// Whether weight decay applies to `param`, by its role (autograd/param_role.h). Excluded unless
+// the config opts in: norm parameters and biases unless decay_norms_and_biases; token and position
+// embeddings unless decay_embeddings. Every optimizer applies this rule to its weight_decay.
+bool weight_decay_applies(const Var& param, const OptimConfig& config);
 
 // Clips gradients to a global L2 norm of max_norm when max_norm > 0; always returns the norm
 // measured before clipping.

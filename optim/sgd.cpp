@@ -23,7 +23,7 @@ class Sgd final : public SlotOptimizer {
       auto& [name, param] = params_[i];
       const Tensor grad = grad_for_update(param, name, "sgd");
       if (!grad.defined()) continue;
-      const double wd = weight_decay_applies(name, config_) ? config_.weight_decay : 0.0;
+      const double wd = weight_decay_applies(param, config_) ? config_.weight_decay : 0.0;
       Tensor none;
       Tensor& buffer = config_.momentum > 0.0 ? slots_.get(0, i, param) : none;
       backend_for(param.value().device()).sgd_step(rate(i, lr), config_.momentum, wd, param.value(), grad, buffer);

@@ -61,6 +61,15 @@ std::vector<std::string> split_metrics(const std::string& metric) {
   return out;
 }
 
+// N of a grad_norms.csv column "blocks.N.<metric>" (one parameter's norm), -1 for other columns.
+int block_column_layer(const std::string& column, const std::string& metric) {
+  const std::string head = "blocks.", tail = "." + metric;
+  if (column.size() <= head.size() + tail.size() || !column.starts_with(head) || !column.ends_with(tail)) return -1;
+  const std::string digits = column.substr(head.size(), column.size() - head.size() - tail.size());
+  if (digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::atoi(digits.c_str());
+}
+
 // Column index of `metric` for every layer N present in the table: the column
 // "blocks.N.<metric>" (one parameter) or "<metric>.N" (layer.N, residual_rms.N, ...).
 std::map<int, int> find_layer_columns(const CsvTable& table, const std::string& metric) {
@@ -68,8 +77,7 @@ std::map<int, int> find_layer_columns(const CsvTable& table, const std::string& 
   const std::string prefix = metric + ".";
   for (size_t c = 0; c < table.columns.size(); ++c) {
     const std::string& name = table.columns[c];
-    if (const int layer = block_index_of(name);
-        layer >= 0 && name == fmt::format("blocks.{}.{}", layer, metric)) {
+    if (const int layer = block_column_layer(name, metric); layer >= 0) {
       columns[layer] = static_cast<int>(c);
     } else if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
                name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {

@@ -68,34 +68,44 @@ void DynamicsLog::before_update(TransformerLM& model) {
   if (!at_current_) at_current_ = probe(model);
   weights_before_.clear();
   for (const auto& [name, param] : model.named_parameters())
-    if (layer_key_of(name)) weights_before_.emplace_back(name, param.value().clone());
+    if (layer_key_of(param.role())) weights_before_.emplace_back(param, param.value().clone());
+}
+
+std::string dynamics_sublayer(const ParamRole& role) {
+  if (role.layer < 0) return "";
+  switch (role.group) {
+    case ParamGroup::Attention: return "attn";
+    case ParamGroup::CrossAttention: return "cross_attn";
+    case ParamGroup::Ffn: return "ffn";
+    default: return "";
+  }
 }
 
 void DynamicsLog::record_gradients(const TransformerLM& model) {
-  BlockSums attn, cross_attn, ffn;
+  std::map<std::string, BlockSums> sublayers;  // "attn", "cross_attn", "ffn" -> per block
   std::vector<std::pair<std::string, double>> weights;  // grad.w1, grad.w2 in parameter order
   for (const auto& [name, param] : model.named_parameters()) {
-    const std::optional<LayerKey> block = layer_key_of(name);
+    const std::optional<LayerKey> block = layer_key_of(param.role());
     if (!block) continue;
     const double squares = param.grad().defined() ? ops::sum_squares(param.grad()) : 0.0;
-    const std::string prefix = block_prefix(*block), local = name.substr(prefix.size());
-    if (local.rfind("attn.", 0) == 0) attn[*block] += squares;
-    if (local.rfind("cross_attn.", 0) == 0) cross_attn[*block] += squares;
-    if (local.rfind("ffn.", 0) == 0) ffn[*block] += squares;
-    if (local == "ffn.w1.weight" || local == "ffn.w2.weight")
-      weights.emplace_back(prefix + "grad." + local.substr(4, 2), std::sqrt(squares));
+    if (const std::string sublayer = dynamics_sublayer(param.role()); !sublayer.empty())
+      sublayers[sublayer][*block] += squares;
+    const std::string prefix = block_prefix(*block);
+    for (const char* w : {"w1", "w2"})  // the dense FFN's two matrices, by name
+      if (name == prefix + "ffn." + w + ".weight") weights.emplace_back(prefix + "grad." + w, std::sqrt(squares));
   }
   gradient_values_.clear();
-  append_roots(gradient_values_, attn, "grad.attn");
-  append_roots(gradient_values_, cross_attn, "grad.cross_attn");
-  append_roots(gradient_values_, ffn, "grad.ffn");
+  for (const char* sublayer : {"attn", "cross_attn", "ffn"})
+    append_roots(gradient_values_, sublayers[sublayer], std::string("grad.") + sublayer);
   gradient_values_.insert(gradient_values_.end(), weights.begin(), weights.end());
 }
 
 namespace {
 
-// blocks.N.adam.sqrt_v_mean and .sqrt_v_max from an Adam-family state ("v.<name>", "step.<name>").
-std::vector<std::pair<std::string, double>> adam_values(const Optimizer& optimizer, double beta2) {
+// blocks.N.adam.sqrt_v_mean and .sqrt_v_max from an Adam-family state ("v.<name>", "step.<name>"),
+// for the parameters `layers` places in a layer (by name: the state's keys).
+std::vector<std::pair<std::string, double>> adam_values(const Optimizer& optimizer, double beta2,
+                                                        const std::map<std::string, LayerKey>& layers) {
   const auto state = optimizer.state();
   std::map<std::string, double> steps;
   for (const auto& [key, tensor] : state)
@@ -104,14 +114,15 @@ std::vector<std::pair<std::string, double>> adam_values(const Optimizer& optimiz
   for (const auto& [key, tensor] : state) {
     if (key.rfind("v.", 0) != 0) continue;
     const std::string name = key.substr(2);
-    const std::optional<LayerKey> block = layer_key_of(name);
-    if (!block || !steps.count(name)) continue;
+    const auto layer = layers.find(name);
+    if (layer == layers.end() || !steps.count(name)) continue;
+    const LayerKey block = layer->second;
     const double correction = 1.0 - std::pow(beta2, steps[name]);
     for (const double v : tensor.to_vector()) {
       const double root = std::sqrt(v / correction);
-      sum[*block] += root;
-      max[*block] = std::max(max[*block], root);
-      count[*block] += 1.0;
+      sum[block] += root;
+      max[block] = std::max(max[block], root);
+      count[block] += 1.0;
     }
   }
   std::vector<std::pair<std::string, double>> out;
@@ -126,20 +137,21 @@ std::vector<std::pair<std::string, double>> adam_values(const Optimizer& optimiz
 
 void DynamicsLog::after_update(TransformerLM& model, const Optimizer& optimizer, int64_t update) {
   BlockSums change, size;
-  const auto params = model.named_parameters();
-  for (const auto& [name, before] : weights_before_) {
-    const auto it = std::find_if(params.begin(), params.end(), [&](const auto& p) { return p.first == name; });
-    const LayerKey block = *layer_key_of(name);
-    change[block] += ops::sum_squares(ops::sub(it->second.value(), before));
+  for (const auto& [param, before] : weights_before_) {
+    const LayerKey block = *layer_key_of(param.role());
+    change[block] += ops::sum_squares(ops::sub(param.value(), before));
     size[block] += ops::sum_squares(before);
   }
+  std::map<std::string, LayerKey> layers;
+  for (const auto& [name, param] : model.named_parameters())
+    if (const auto key = layer_key_of(param.role())) layers.emplace(name, *key);
   Probe next = probe(model);
   const Tensor difference = ops::sub(next.logits, at_current_->logits);
   std::vector<std::pair<std::string, double>> row = at_current_->values;
   row.insert(row.begin() + 2, {"output_change", std::sqrt(ops::sum_squares(difference) /
                                                           static_cast<double>(difference.numel()))});
   row.insert(row.end(), gradient_values_.begin(), gradient_values_.end());
-  const auto adam = adam_values(optimizer, beta2_);
+  const auto adam = adam_values(optimizer, beta2_, layers);
   row.insert(row.end(), adam.begin(), adam.end());
   for (const auto& [block, squares] : change)
     row.emplace_back(block_prefix(block) + "update_ratio", std::sqrt(squares / size[block]));

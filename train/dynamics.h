@@ -44,6 +44,11 @@ namespace normlab {
 // generator of its own (seeded from train.seed, not the validation loss's).
 Batch dynamics_probe_batch(const RunConfig& c, const Dataset& data);
 
+// The sub-layer whose dynamics columns (grad.attn, grad.cross_attn, grad.ffn) a layer parameter's
+// gradient adds to: "attn", "cross_attn" or "ffn" by its role's group; "" for a layer's norms and
+// for every parameter outside the layers.
+std::string dynamics_sublayer(const ParamRole& role);
+
 class DynamicsLog {
  public:
   // Opens run_dir/dynamics.csv (keep_through_step as GradNormWriter's); events, when given, gets
@@ -75,7 +80,7 @@ class DynamicsLog {
   TensorBoardWriter* events_;
   Batch probe_batch_;
   std::optional<Probe> at_current_;  // the probe at the weights the next update starts from
-  std::vector<std::pair<std::string, Tensor>> weights_before_;  // block parameters at W_t
+  std::vector<std::pair<Var, Tensor>> weights_before_;  // the layers' parameters and their values at W_t
   std::vector<std::pair<std::string, double>> gradient_values_;
 };
 

@@ -6,12 +6,16 @@
 
 namespace normlab {
 
-std::vector<std::pair<std::string, double>> parameter_grad_norms(
-    const std::vector<std::pair<std::string, Var>>& params) {
-  std::vector<std::pair<std::string, double>> out;
+std::optional<LayerKey> layer_key_of(const ParamRole& role) {
+  if (role.layer < 0) return std::nullopt;
+  return LayerKey{static_cast<int>(role.stack), role.layer};
+}
+
+std::vector<ParamGradNorm> parameter_grad_norms(const std::vector<std::pair<std::string, Var>>& params) {
+  std::vector<ParamGradNorm> out;
   out.reserve(params.size());
   for (const auto& [name, p] : params)
-    out.emplace_back(name, p.grad().defined() ? std::sqrt(ops::sum_squares(p.grad())) : 0.0);
+    out.push_back({name, p.grad().defined() ? std::sqrt(ops::sum_squares(p.grad())) : 0.0, layer_key_of(p.role())});
   return out;
 }
 

@@ -157,16 +157,6 @@ void MetricsWriter::write(const nlohmann::json& record) {
 
 namespace {
 
-// The index N of "<prefix>N.<...>", -1 when the name does not start so.
-int index_after(const std::string& param_name, const std::string& prefix) {
-  if (param_name.rfind(prefix, 0) != 0) return -1;
-  const size_t dot = param_name.find('.', prefix.size());
-  if (dot == std::string::npos || dot == prefix.size()) return -1;
-  const std::string digits = param_name.substr(prefix.size(), dot - prefix.size());
-  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6) return -1;
-  return std::atoi(digits.c_str());
-}
-
 std::string layer_column(const LayerKey& key) {
   static const std::array<const char*, 3> stacks = {"", "encoder.", "decoder."};
   return fmt::format("{}layer.{}", stacks[static_cast<size_t>(key.first)], key.second);
@@ -174,33 +164,20 @@ std::string layer_column(const LayerKey& key) {
 
 }  // namespace
 
-int block_index_of(const std::string& param_name) { return index_after(param_name, "blocks."); }
-
-std::optional<LayerKey> layer_key_of(const std::string& param_name) {
-  static const std::array<std::string, 3> prefixes = {"blocks.", "encoder.", "decoder."};
-  for (size_t stack = 0; stack < prefixes.size(); ++stack)
-    if (const int index = index_after(param_name, prefixes[stack]); index >= 0)
-      return LayerKey{static_cast<int>(stack), index};
-  return std::nullopt;
-}
-
 std::string block_prefix(const LayerKey& key) {
   static const std::array<const char*, 3> stacks = {"blocks.", "encoder.", "decoder."};
   return fmt::format("{}{}.", stacks[static_cast<size_t>(key.first)], key.second);
 }
 
-std::string layer_column_of(const std::string& param_name) {
-  const std::optional<LayerKey> key = layer_key_of(param_name);
-  return key ? layer_column(*key) : std::string();
-}
+std::string layer_column_of(const std::optional<LayerKey>& key) { return key ? layer_column(*key) : std::string(); }
 
-std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param_names,
+std::vector<std::string> grad_norm_columns(const std::vector<ParamGradNorm>& norms,
                                            const std::vector<std::string>& extra_names) {
   std::vector<std::string> columns = {"step"};
   std::map<LayerKey, bool> layers;  // sorted by stack, then layer index
-  for (const std::string& name : param_names) {
-    columns.push_back(name);
-    if (const auto key = layer_key_of(name)) layers[*key] = true;
+  for (const ParamGradNorm& p : norms) {
+    columns.push_back(p.name);
+    if (p.layer) layers[*p.layer] = true;
   }
   for (const auto& [key, _] : layers) columns.push_back(layer_column(key));
   columns.push_back("global");
@@ -208,16 +185,16 @@ std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param
   return columns;
 }
 
-std::vector<double> grad_norm_values(const std::vector<std::pair<std::string, double>>& norms,
+std::vector<double> grad_norm_values(const std::vector<ParamGradNorm>& norms,
                                      const std::vector<std::pair<std::string, double>>& extra) {
   // layer.N = sqrt(sum over params p in block N of ||g_p||^2); global the same over all params.
   std::vector<double> values;
   std::map<LayerKey, double> layer_squares;
   double global_squares = 0.0;
-  for (const auto& [name, norm] : norms) {
-    values.push_back(norm);
-    if (const auto key = layer_key_of(name)) layer_squares[*key] += norm * norm;
-    global_squares += norm * norm;
+  for (const ParamGradNorm& p : norms) {
+    values.push_back(p.norm);
+    if (p.layer) layer_squares[*p.layer] += p.norm * p.norm;
+    global_squares += p.norm * p.norm;
   }
   for (const auto& [layer, squares] : layer_squares) values.push_back(std::sqrt(squares));
   values.push_back(std::sqrt(global_squares));
@@ -273,18 +250,16 @@ void StepCsvWriter::write(int64_t step, const std::vector<std::string>& columns,
 GradNormWriter::GradNormWriter(const fs::path& path, std::optional<int64_t> keep_through_step)
     : csv_(path, "grad_norms", keep_through_step) {}
 
-std::vector<std::string> GradNormWriter::write(int64_t step,
-                                               const std::vector<std::pair<std::string, double>>& norms,
+std::vector<std::string> GradNormWriter::write(int64_t step, const std::vector<ParamGradNorm>& norms,
                                                const std::vector<std::pair<std::string, double>>& extra) {
-  std::vector<std::string> names, extra_names;
-  for (const auto& [name, norm] : norms) names.push_back(name);
+  std::vector<std::string> extra_names;
   for (const auto& [name, value] : extra) extra_names.push_back(name);
-  std::vector<std::string> columns = grad_norm_columns(names, extra_names);
+  std::vector<std::string> columns = grad_norm_columns(norms, extra_names);
   columns.erase(columns.begin());  // "step": the writer's own first column
   csv_.write(step, columns, grad_norm_values(norms, extra));
   std::vector<std::string> zero;
-  for (const auto& [name, norm] : norms)
-    if (norm == 0.0) zero.push_back(name);
+  for (const ParamGradNorm& p : norms)
+    if (p.norm == 0.0) zero.push_back(p.name);
   return zero;
 }
 

@@ -35,6 +35,7 @@
 
 #include "io/csv.h"
 #include "io/directory_lock.h"
+#include "train/grad_stats.h"
 
 namespace normlab {
 
@@ -120,36 +121,29 @@ class GradNormWriter {
  public:
   explicit GradNormWriter(const std::filesystem::path& path,
                           std::optional<int64_t> keep_through_step = std::nullopt);
-  // norms: (parameter name, L2 norm of its gradient); extra: more columns written after "global"
-  // as given (e.g. ("residual_rms.0", 1.3)). Returns the parameters whose norm is exactly 0: a
-  // gradient that never arrived usually means a cut graph.
-  std::vector<std::string> write(int64_t step, const std::vector<std::pair<std::string, double>>& norms,
+  // norms: each parameter's gradient norm and layer (train/grad_stats.h); extra: more columns
+  // written after "global" as given (e.g. ("residual_rms.0", 1.3)). Returns the parameters whose
+  // norm is exactly 0: a gradient that never arrived usually means a cut graph.
+  std::vector<std::string> write(int64_t step, const std::vector<ParamGradNorm>& norms,
                                  const std::vector<std::pair<std::string, double>>& extra = {});
 
  private:
   StepCsvWriter csv_;
 };
 
-// The block index N of "blocks.N.<...>" parameter names, -1 for others (embeddings, final norm,
-// an encoder-decoder's layers).
-int block_index_of(const std::string& param_name);
-// A parameter's block, in column order: (stack, index), the stack 0 for a decoder-only model's
-// "blocks.N.<...>", 1 for an encoder-decoder's "encoder.N.<...>", 2 for its "decoder.N.<...>";
-// nullopt for the embeddings, the final norms and the head.
-using LayerKey = std::pair<int, int>;
-std::optional<LayerKey> layer_key_of(const std::string& param_name);
-// The prefix of a block's parameter names: "blocks.3.", "encoder.3.", "decoder.3.".
+// The prefix of a layer's parameter names and of its dynamics columns: "blocks.3.", "encoder.3.",
+// "decoder.3.".
 std::string block_prefix(const LayerKey& key);
-// The per-layer column a parameter adds to: "layer.N" for "blocks.N.<...>", "encoder.layer.N" and
-// "decoder.layer.N" for an encoder-decoder's "encoder.N.<...>" and "decoder.N.<...>"; "" for others.
-std::string layer_column_of(const std::string& param_name);
+// The per-layer column a layer's parameters add to: "layer.N" for a single stack's, "encoder.layer.N"
+// and "decoder.layer.N" for an encoder-decoder's; "" outside every layer.
+std::string layer_column_of(const std::optional<LayerKey>& key);
 // The CSV columns: step, the parameter names, the layer columns present (decoder-only layer.N, or
 // encoder.layer.N then decoder.layer.N), global, the extra names.
-std::vector<std::string> grad_norm_columns(const std::vector<std::string>& param_names,
+std::vector<std::string> grad_norm_columns(const std::vector<ParamGradNorm>& norms,
                                            const std::vector<std::string>& extra_names = {});
 // A row's values for the columns after step, in grad_norm_columns order (GradNormWriter::write's
 // arguments): each norm, each layer.N, global, each extra value.
-std::vector<double> grad_norm_values(const std::vector<std::pair<std::string, double>>& norms,
+std::vector<double> grad_norm_values(const std::vector<ParamGradNorm>& norms,
                                      const std::vector<std::pair<std::string, double>>& extra = {});
 
 // Reading back (for plots and tests); grad_norms.csv with read_csv (io/csv.h).

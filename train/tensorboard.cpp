@@ -100,12 +100,11 @@ void TensorBoardWriter::write_metrics(const nlohmann::json& record) {
   write(record[kStepKey].get<int64_t>(), values);
 }
 
-void TensorBoardWriter::write_grad_norms(int64_t step, const std::vector<std::pair<std::string, double>>& norms,
+void TensorBoardWriter::write_grad_norms(int64_t step, const std::vector<ParamGradNorm>& norms,
                                          const std::vector<std::pair<std::string, double>>& extra) {
-  std::vector<std::string> names, extra_names;
-  for (const auto& [name, _] : norms) names.push_back(name);
+  std::vector<std::string> extra_names;
   for (const auto& [name, _] : extra) extra_names.push_back(name);
-  const std::vector<std::string> columns = grad_norm_columns(names, extra_names);  // step first
+  const std::vector<std::string> columns = grad_norm_columns(norms, extra_names);  // step first
   const std::vector<double> cells = grad_norm_values(norms, extra);
   const size_t first_extra = columns.size() - extra.size();
   std::vector<std::pair<std::string, double>> values;

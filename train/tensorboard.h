@@ -21,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/grad_stats.h"
+
 namespace normlab {
 
 inline constexpr const char* kEventFilePrefix = "events.out.tfevents.";
@@ -36,7 +38,7 @@ class TensorBoardWriter {
   // One metrics.jsonl record: its numbers at its "step" (null, i.e. NaN, is written as NaN).
   void write_metrics(const nlohmann::json& record);
   // One grad_norms.csv row: the arguments of GradNormWriter::write (train/run_dir.h).
-  void write_grad_norms(int64_t step, const std::vector<std::pair<std::string, double>>& norms,
+  void write_grad_norms(int64_t step, const std::vector<ParamGradNorm>& norms,
                         const std::vector<std::pair<std::string, double>>& extra);
   // One Event: every (tag, value) at `step`, flushed.
   void write(int64_t step, const std::vector<std::pair<std::string, double>>& values);

@@ -101,7 +101,7 @@ StepResult train_step(Learner& learner, const RunConfig& c, const Batch& shard, 
   if (c.optim.grad_clip_value > 0) clip_grad_value(params, c.optim.grad_clip_value);
   // Interventions (issue 38): per-layer rates, warmup of some parameter groups only.
   if (const LrMultiplierSpec spec{c.optim.layer_lr_scale, c.schedule.warmup_groups, c.model.n_layers}; spec.active())
-    learner.optimizer.set_lr_multipliers(lr_multipliers(names, spec, c.schedule, c.optim.lr, step, c.train.steps));
+    learner.optimizer.set_lr_multipliers(lr_multipliers(params, spec, c.schedule, c.optim.lr, step, c.train.steps));
   // Every rank decides alike: the loss and the gradients it looks at are the all-reduced ones.
   out.divergence = divergence_reason(out.loss, finite_gradients ? out.grad_norm : 0.0, c, step);
   if (out.divergence.empty() && learner.scaler.enabled()) {  // fp16: an overflow skips the update, halves the scale

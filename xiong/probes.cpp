@@ -27,8 +27,9 @@ Tensor random_tokens(int64_t vocab, int64_t batch, int64_t context, Generator& g
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// The block of a decoder-only (or encoder-only) model's layer parameter ("blocks.N.*"), -1 for others.
+int block_of(const Var& param) {
+  return param.role().stack == LayerStack::Single ? param.role().layer : -1;
 }
 
 double norm_of(const Tensor& t) { return std::sqrt(ops::sum_squares(t)); }
@@ -130,15 +131,16 @@ LayerGrads measure_layer_grads(const ModelConfig& config, const ProbeBatch& prob
       out.residual_sq_per_d[l] += rms[l] * rms[l] / nb;
     std::vector<double> attn_sq(L, 0.0);
     for (const auto& [name, p] : model.named_parameters()) {
-      const int l = block_index_of(name);
+      const int l = block_of(p);
       if (l < 0 || !p.grad().defined()) continue;
-      if (ends_with(name, "ffn.w1.weight")) {
+      const std::string prefix = fmt::format("blocks.{}.", l);
+      if (name == prefix + "ffn.w1.weight") {
         out.w1_mean_norm[l] += norm_of(p.grad()) / nb;
         w1_sum[l] = w1_sum[l].defined() ? ops::add(w1_sum[l], p.grad()) : p.grad().clone();
-      } else if (ends_with(name, "ffn.w2.weight")) {
+      } else if (name == prefix + "ffn.w2.weight") {
         out.w2_mean_norm[l] += norm_of(p.grad()) / nb;
         w2_sum[l] = w2_sum[l].defined() ? ops::add(w2_sum[l], p.grad()) : p.grad().clone();
-      } else if (name.find(".attn.") != std::string::npos && ends_with(name, ".weight")) {
+      } else if (p.role().group == ParamGroup::Attention && p.role().kind == ParamKind::Matrix) {
         attn_sq[l] += ops::sum_squares(p.grad());
       }
     }
@@ -244,13 +246,13 @@ std::vector<std::vector<double>> block_update_ratios(const RunConfig& config, in
     const Batch batch = data->sample(false, c.train.batch_size, c.train.context, data_gen);
     std::vector<std::pair<int, Tensor>> before;  // (block, weights before the update)
     for (const auto& [name, p] : model.named_parameters())
-      if (const int block = block_index_of(name); block >= 0) before.emplace_back(block, p.value().clone());
+      if (const int block = block_of(p); block >= 0) before.emplace_back(block, p.value().clone());
     train_step(learner, c, batch, t);
     const auto n_layers = static_cast<size_t>(c.model.n_layers);
     std::vector<double> moved(n_layers, 0.0), size(n_layers, 0.0);
     size_t i = 0;
     for (const auto& [name, p] : model.named_parameters()) {
-      if (block_index_of(name) < 0) continue;
+      if (block_of(p) < 0) continue;
       const auto& [block, old] = before[i++];
       moved[static_cast<size_t>(block)] += ops::sum_squares(ops::sub(p.value(), old));
       size[static_cast<size_t>(block)] += ops::sum_squares(old);

@@ -37,15 +37,6 @@ ModelConfig shrunk(ModelConfig m) {
   return m;
 }
 
-std::string old_dynamics_sublayer(const std::string& name) {
-  const auto key = layer_key_of(name);
-  if (!key) return "-";
-  const std::string local = name.substr(block_prefix(*key).size());
-  for (const char* s : {"attn", "cross_attn", "ffn"})
-    if (local.rfind(std::string(s) + ".", 0) == 0) return s;
-  return "-";
-}
-
 std::string bits(const std::vector<bool>& flags) {
   std::string s;
   for (bool f : flags) s += f ? '1' : '0';
@@ -59,10 +50,11 @@ std::string describe(const std::string& label, const RunConfig& rc) {
   TransformerLM model(rc.model);
   const auto params = model.named_parameters();
   std::vector<std::string> names;
-  for (const auto& [name, p] : params) names.push_back(name);
+  std::vector<Var> vars;
+  for (const auto& [name, p] : params) names.push_back(name), vars.push_back(p);
   const LrMultiplierSpec top{"top_half:2", "", rc.model.n_layers};
   const std::vector<double> layer_scale =
-      rc.model.n_layers >= 2 ? lr_multipliers(names, top, rc.schedule, 1.0, 0, 10) : std::vector<double>(params.size(), 1.0);
+      rc.model.n_layers >= 2 ? lr_multipliers(vars, top, rc.schedule, 1.0, 0, 10) : std::vector<double>(params.size(), 1.0);
   OptimConfig norms = rc.optim, embeddings = rc.optim;
   norms.decay_norms_and_biases = true, embeddings.decay_embeddings = true;
   std::ostringstream out;
@@ -75,10 +67,9 @@ std::string describe(const std::string& label, const RunConfig& rc) {
     char stats[64];
     std::snprintf(stats, sizeof stats, "%.5g %.3g", std::sqrt(squares / v.size()), sum / v.size());
     out << names[i] << " | "
-        << bits({weight_decay_applies(names[i], rc.optim), weight_decay_applies(names[i], norms),
-                 weight_decay_applies(names[i], embeddings)})
-        << " | " << parameter_group(names[i]) << " | " << layer_scale[i] << " | " << layer_column_of(names[i])
-        << " | " << old_dynamics_sublayer(names[i]) << " | " << stats << "\n";
+        << bits({weight_decay_applies(p, rc.optim), weight_decay_applies(p, norms), weight_decay_applies(p, embeddings)})
+        << " | " << parameter_group(p) << " | " << layer_scale[i] << " | " << layer_column_of(layer_key_of(p.role()))
+        << " | " << (dynamics_sublayer(p.role()).empty() ? "-" : dynamics_sublayer(p.role())) << " | " << stats << "\n";
   }
   return out.str();
 }

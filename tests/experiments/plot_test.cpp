@@ -21,10 +21,10 @@ std::string make_run(const ScratchDir& dir, const std::string& name, double scal
   const auto run = prepare_run_dir(dir.file(parent), name, RunDirMode::fresh).path;
   GradNormWriter grads(run / run_files::kGradNorms);
   for (int step : {1, 50, 100, 150, 200}) {
-    std::vector<std::pair<std::string, double>> norms = {{"tok_emb.weight", 0.5}};
+    std::vector<ParamGradNorm> norms = {{"tok_emb.weight", 0.5, std::nullopt}};
     for (int layer = 0; layer < 3; ++layer) {
-      norms.emplace_back(fmt::format("blocks.{}.attn.w.weight", layer), scale * (layer + 1));
-      norms.emplace_back(fmt::format("blocks.{}.ffn.w2.weight", layer), scale / (layer + 1) / (1 + step));
+      norms.push_back({fmt::format("blocks.{}.attn.w.weight", layer), scale * (layer + 1), LayerKey{0, layer}});
+      norms.push_back({fmt::format("blocks.{}.ffn.w2.weight", layer), scale / (layer + 1) / (1 + step), LayerKey{0, layer}});
     }
     grads.write(step, norms, {{"residual_rms.0", 1.0}, {"residual_rms.1", 2.0}});
   }
@@ -169,7 +169,7 @@ TEST(Plot, ErrorsNameWhatIsMissing) {
 TEST(Plot, InitPlotNeedsAStepOneRow) {
   ScratchDir dir;
   const auto run = prepare_run_dir(dir.file("runs"), "late", RunDirMode::fresh).path;
-  GradNormWriter(run / run_files::kGradNorms).write(10, {{"blocks.0.ffn.w2.weight", 1.0}});
+  GradNormWriter(run / run_files::kGradNorms).write(10, {{"blocks.0.ffn.w2.weight", 1.0, LayerKey{0, 0}}});
   EXPECT_NE(error_of([&] { plot_init_grad_norms({run.string()}, dir.file("x.svg")); }).find("no step-1 row"),
             std::string::npos);
 }
@@ -177,7 +177,7 @@ TEST(Plot, InitPlotNeedsAStepOneRow) {
 TEST(Plot, NothingPositiveToDrawOnALogScale) {
   ScratchDir dir;
   const auto run = prepare_run_dir(dir.file("runs"), "zeros", RunDirMode::fresh).path;
-  GradNormWriter(run / run_files::kGradNorms).write(1, {{"blocks.0.ffn.w2.weight", 0.0}});
+  GradNormWriter(run / run_files::kGradNorms).write(1, {{"blocks.0.ffn.w2.weight", 0.0, LayerKey{0, 0}}});
   EXPECT_NE(error_of([&] { plot_init_grad_norms({run.string()}, dir.file("x.svg")); }).find("nothing to draw"),
             std::string::npos);
 }

@@ -86,30 +86,29 @@ TEST(RunDir, MetricsAreJsonLinesAndResumeDropsLaterSteps) {
   EXPECT_TRUE(read_metrics(path).empty());
 }
 
-TEST(RunDir, BlockIndexOfParameterNames) {
-  EXPECT_EQ(block_index_of("blocks.0.ffn.w2.weight"), 0);
-  EXPECT_EQ(block_index_of("blocks.12.norm1.weight"), 12);
-  EXPECT_EQ(block_index_of("tok_emb.weight"), -1);
-  EXPECT_EQ(block_index_of("blocks.x.weight"), -1);
-  EXPECT_EQ(block_index_of("blocks."), -1);
-  EXPECT_EQ(block_index_of("final_norm.weight"), -1);
+TEST(RunDir, LayerKeysAndColumnsComeFromTheRole) {
+  EXPECT_EQ(layer_key_of(ParamRole{.layer = 3}), (LayerKey{0, 3}));
+  EXPECT_EQ(layer_key_of(ParamRole{.stack = LayerStack::Encoder, .layer = 0}), (LayerKey{1, 0}));
+  EXPECT_EQ(layer_key_of(ParamRole{.stack = LayerStack::Decoder, .layer = 2}), (LayerKey{2, 2}));
+  EXPECT_FALSE(layer_key_of(ParamRole{.group = ParamGroup::Norms}).has_value());  // a final norm
+  EXPECT_EQ(layer_column_of(LayerKey{0, 3}), "layer.3");
+  EXPECT_EQ(layer_column_of(LayerKey{1, 3}), "encoder.layer.3");
+  EXPECT_EQ(layer_column_of(LayerKey{2, 3}), "decoder.layer.3");
+  EXPECT_EQ(layer_column_of(std::nullopt), "");
+  EXPECT_EQ(block_prefix(LayerKey{2, 3}), "decoder.3.");
 }
 
 TEST(RunDir, EncoderAndDecoderLayersGetColumnsOfTheirOwn) {
-  EXPECT_EQ(layer_column_of("blocks.3.ffn.w2.weight"), "layer.3");
-  EXPECT_EQ(layer_column_of("encoder.3.ffn.w2.weight"), "encoder.layer.3");
-  EXPECT_EQ(layer_column_of("decoder.3.cross_attn.q.weight"), "decoder.layer.3");
-  EXPECT_EQ(layer_column_of("encoder_norm.weight"), "");
-  EXPECT_EQ(layer_column_of("decoder.x.weight"), "");
-  EXPECT_EQ(block_index_of("decoder.3.ffn.w2.weight"), -1);
   // Encoder layer 0 and decoder layer 0 are summed apart; the encoder's columns come first.
-  const std::vector<std::string> names = {"tok_emb.weight", "decoder.0.ffn.w2.weight", "encoder.0.ffn.w2.weight",
-                                          "encoder.0.attn.q.weight", "encoder.1.ffn.w2.weight"};
-  const std::vector<std::string> columns = grad_norm_columns(names);
+  const std::vector<ParamGradNorm> norms = {{"tok_emb.weight", 1.0, std::nullopt},
+                                            {"decoder.0.ffn.w2.weight", 2.0, LayerKey{2, 0}},
+                                            {"encoder.0.ffn.w2.weight", 3.0, LayerKey{1, 0}},
+                                            {"encoder.0.attn.q.weight", 4.0, LayerKey{1, 0}},
+                                            {"encoder.1.ffn.w2.weight", 12.0, LayerKey{1, 1}}};
+  const std::vector<std::string> columns = grad_norm_columns(norms);
   const std::vector<std::string> layers(columns.begin() + 6, columns.end());
   EXPECT_EQ(fmt::format("{}", fmt::join(layers, " ")), "encoder.layer.0 encoder.layer.1 decoder.layer.0 global");
-  const std::vector<double> values =
-      grad_norm_values({{names[0], 1.0}, {names[1], 2.0}, {names[2], 3.0}, {names[3], 4.0}, {names[4], 12.0}});
+  const std::vector<double> values = grad_norm_values(norms);
   ASSERT_EQ(values.size(), 9u);
   EXPECT_DOUBLE_EQ(values[5], 5.0);   // encoder.layer.0 = sqrt(3^2 + 4^2)
   EXPECT_DOUBLE_EQ(values[6], 12.0);  // encoder.layer.1
@@ -120,17 +119,18 @@ TEST(RunDir, EncoderAndDecoderLayersGetColumnsOfTheirOwn) {
 TEST(RunDir, GradNormsCsvLayout) {
   ScratchDir dir;
   const auto path = dir.path() / "grad_norms.csv";
-  const std::vector<std::pair<std::string, double>> step0 = {
-      {"tok_emb.weight", 1.0},        {"blocks.0.attn.w.weight", 3.0}, {"blocks.0.ffn.w2.weight", 4.0},
-      {"blocks.1.ffn.w2.weight", 0.0}, {"blocks.10.ffn.w2.weight", 2.0}, {"final_norm.weight", 0.5}};
-  std::vector<std::pair<std::string, double>> step50 = step0;
-  for (auto& [name, norm] : step50) norm *= 2;
+  const std::vector<ParamGradNorm> step0 = {
+      {"tok_emb.weight", 1.0, std::nullopt},           {"blocks.0.attn.w.weight", 3.0, LayerKey{0, 0}},
+      {"blocks.0.ffn.w2.weight", 4.0, LayerKey{0, 0}},  {"blocks.1.ffn.w2.weight", 0.0, LayerKey{0, 1}},
+      {"blocks.10.ffn.w2.weight", 2.0, LayerKey{0, 10}}, {"final_norm.weight", 0.5, std::nullopt}};
+  std::vector<ParamGradNorm> step50 = step0;
+  for (ParamGradNorm& p : step50) p.norm *= 2;
   {
     GradNormWriter writer(path);
     const std::vector<std::string> zero = writer.write(0, step0, {{"residual_rms.0", 1.25}});
     EXPECT_EQ(zero, std::vector<std::string>{"blocks.1.ffn.w2.weight"});
     writer.write(50, step50, {{"residual_rms.0", 2.5}});
-    std::vector<std::pair<std::string, double>> changed = step0;
+    std::vector<ParamGradNorm> changed = step0;
     changed.pop_back();
     EXPECT_NE(error_of([&] { writer.write(100, changed, {{"residual_rms.0", 1.0}}); })
                   .find("the parameter list must not change"),
@@ -155,7 +155,7 @@ TEST(RunDir, GradNormsCsvLayout) {
 TEST(RunDir, GradNormsResumeKeepsHeaderAndEarlierRows) {
   ScratchDir dir;
   const auto path = dir.path() / "grad_norms.csv";
-  const std::vector<std::pair<std::string, double>> norms = {{"blocks.0.w", 1.0}};
+  const std::vector<ParamGradNorm> norms = {{"blocks.0.w", 1.0, LayerKey{0, 0}}};
   {
     GradNormWriter writer(path);
     writer.write(0, norms);
@@ -165,7 +165,7 @@ TEST(RunDir, GradNormsResumeKeepsHeaderAndEarlierRows) {
   {
     GradNormWriter resumed(path, 50);
     resumed.write(60, norms);
-    EXPECT_NE(error_of([&] { resumed.write(70, {{"blocks.0.other", 1.0}}); }).find("must not change"),
+    EXPECT_NE(error_of([&] { resumed.write(70, {{"blocks.0.other", 1.0, LayerKey{0, 0}}}); }).find("must not change"),
               std::string::npos);
   }
   const std::vector<std::string> lines = lines_of(path);

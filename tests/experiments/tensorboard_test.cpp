@@ -145,7 +145,8 @@ TEST(TensorBoardWriter, MetricsAndGradNormTags) {
   test::ScratchDir dir;
   TensorBoardWriter writer(dir.path());
   writer.write_metrics({{"step", 7}, {"train_loss", 2.5}, {"lr", 1e-3}, {"val_loss", nullptr}, {"diverged", "why"}});
-  writer.write_grad_norms(7, {{"blocks.0.w", 3.0}, {"blocks.1.w", 4.0}, {"emb", 0.0}}, {{"residual_rms.0", 1.25}});
+  writer.write_grad_norms(7, {{"blocks.0.w", 3.0, LayerKey{0, 0}}, {"blocks.1.w", 4.0, LayerKey{0, 1}}, {"emb", 0.0, std::nullopt}},
+                         {{"residual_rms.0", 1.25}});
   const std::string bytes = read_whole_file(writer.path().string(), "test");
   const auto records = tb::split_records(bytes);
   ASSERT_EQ(records.size(), 3u);

@@ -1,4 +1,4 @@
-// Weight-decay exclusion by name, and checkpoint state round trips.
+// Weight-decay exclusion by parameter role, and checkpoint state round trips.
 #include <gtest/gtest.h>
 
 #include "optim/optimizer.h"
@@ -6,21 +6,36 @@
 namespace normlab {
 namespace {
 
+// A parameter whose registering module declared `role`.
+Var with_role(const ParamRole& role, Tensor value = Tensor::full({2}, 2.0, DType::F64)) {
+  Var p = parameter(std::move(value));
+  p.set_role(role);
+  return p;
+}
+
 TEST(WeightDecay, ExcludesNormsBiasesAndEmbeddingsByDefault) {
   OptimConfig c;
-  EXPECT_TRUE(weight_decay_applies("blocks.0.ffn.w1.weight", c));
-  EXPECT_TRUE(weight_decay_applies("head.weight", c));
-  EXPECT_FALSE(weight_decay_applies("blocks.0.norm1.weight", c));
-  EXPECT_FALSE(weight_decay_applies("final_norm.bias", c));
-  EXPECT_FALSE(weight_decay_applies("blocks.2.attn.qkv.bias", c));
-  EXPECT_FALSE(weight_decay_applies("tok_emb.weight", c));
-  EXPECT_FALSE(weight_decay_applies("pos_emb.weight", c));
+  const Var ffn = with_role({.kind = ParamKind::Matrix, .group = ParamGroup::Ffn, .layer = 0});
+  const Var head = with_role({.kind = ParamKind::Matrix, .group = ParamGroup::Head});
+  const Var gain = with_role({.kind = ParamKind::NormParam, .group = ParamGroup::Norms, .norm_initial = 1.0});
+  const Var qk_gain = with_role({.kind = ParamKind::NormParam, .group = ParamGroup::Attention});
+  const Var bias = with_role({.kind = ParamKind::Bias, .group = ParamGroup::Attention, .layer = 2});
+  const Var tokens = with_role({.kind = ParamKind::TokenEmbedding, .group = ParamGroup::Embeddings});
+  const Var positions = with_role({.kind = ParamKind::PositionEmbedding, .group = ParamGroup::Embeddings});
+  EXPECT_TRUE(weight_decay_applies(ffn, c));
+  EXPECT_TRUE(weight_decay_applies(head, c));
+  EXPECT_FALSE(weight_decay_applies(gain, c));
+  EXPECT_FALSE(weight_decay_applies(qk_gain, c));
+  EXPECT_FALSE(weight_decay_applies(bias, c));
+  EXPECT_FALSE(weight_decay_applies(tokens, c));
+  EXPECT_FALSE(weight_decay_applies(positions, c));
   c.decay_norms_and_biases = true;
-  EXPECT_TRUE(weight_decay_applies("blocks.0.norm1.weight", c));
-  EXPECT_TRUE(weight_decay_applies("blocks.2.attn.qkv.bias", c));
-  EXPECT_FALSE(weight_decay_applies("tok_emb.weight", c));
+  EXPECT_TRUE(weight_decay_applies(gain, c));
+  EXPECT_TRUE(weight_decay_applies(bias, c));
+  EXPECT_FALSE(weight_decay_applies(tokens, c));
   c.decay_embeddings = true;
-  EXPECT_TRUE(weight_decay_applies("tok_emb.weight", c));
+  EXPECT_TRUE(weight_decay_applies(tokens, c));
+  EXPECT_TRUE(weight_decay_applies(positions, c));
 }
 
 TEST(WeightDecay, AdamWDecaysOnlyIncludedParameters) {
@@ -29,11 +44,13 @@ TEST(WeightDecay, AdamWDecaysOnlyIncludedParameters) {
   c.name = OptimizerKind::AdamW;
   c.weight_decay = 0.5;
   const std::vector<std::string> names = {"ffn.w1.weight", "norm1.weight", "ffn.w1.bias", "tok_emb.weight"};
+  const std::vector<ParamKind> kinds = {ParamKind::Matrix, ParamKind::NormParam, ParamKind::Bias,
+                                        ParamKind::TokenEmbedding};
   std::vector<std::pair<std::string, Var>> params;
-  for (const auto& n : names) {
-    Var p = parameter(Tensor::full({2}, 2.0, DType::F64), n);
+  for (size_t i = 0; i < names.size(); ++i) {
+    Var p = with_role({.kind = kinds[i]});
     p.grad() = Tensor::zeros({2}, DType::F64);
-    params.emplace_back(n, p);
+    params.emplace_back(names[i], p);
   }
   auto opt = make_optimizer(c, params);
   opt->step(0.1);

@@ -24,6 +24,18 @@ std::string text_of(const Vec& v) {
   return out;
 }
 
+// Parameters with the roles their modules would declare: `group` and the layer of a single stack
+// (-1: outside the layers).
+std::vector<Var> params_in(const std::vector<std::pair<ParamGroup, int>>& where) {
+  std::vector<Var> out;
+  for (const auto& [group, layer] : where) {
+    Var p = parameter(Tensor::zeros({1}, DType::F64));
+    p.set_role({.group = group, .layer = layer});
+    out.push_back(p);
+  }
+  return out;
+}
+
 TEST(LayerLrScale, HalvesListsAndErrors) {
   EXPECT_EQ(text_of(parse_layer_lr_scale("", 4)), "1 1 1 1");
   EXPECT_EQ(text_of(parse_layer_lr_scale("top_half:0", 4)), "1 1 0 0");
@@ -41,14 +53,17 @@ TEST(LayerLrScale, HalvesListsAndErrors) {
   }
 }
 
-TEST(WarmupGroups, ParametersAreGroupedByName) {
-  EXPECT_EQ(parameter_group("blocks.3.attn.q.weight"), "attention");
-  EXPECT_EQ(parameter_group("blocks.0.ffn.w2.bias"), "ffn");
-  EXPECT_EQ(parameter_group("blocks.0.norm1.weight"), "norms");
-  EXPECT_EQ(parameter_group("final_norm.weight"), "norms");
-  EXPECT_EQ(parameter_group("tok_emb.weight"), "embeddings");
+TEST(WarmupGroups, ParametersAreGroupedByRole) {
+  const std::vector<Var> p = params_in({{ParamGroup::Attention, 3}, {ParamGroup::CrossAttention, 0},
+                                        {ParamGroup::Ffn, 0}, {ParamGroup::Norms, 0}, {ParamGroup::Embeddings, -1},
+                                        {ParamGroup::Head, -1}, {ParamGroup::None, -1}});
+  std::string groups;
+  for (const Var& v : p) groups += parameter_group(v) + ";";
+  EXPECT_EQ(groups, "attention;cross_attention;ffn;norms;embeddings;head;;");
   EXPECT_EQ(parse_warmup_groups("attention, norms"), (std::vector<std::string>{"attention", "norms"}));
+  EXPECT_EQ(parse_warmup_groups("cross_attention"), (std::vector<std::string>{"cross_attention"}));
   EXPECT_THROW(parse_warmup_groups("attention,mlp"), Error);
+  EXPECT_THROW(parse_warmup_groups("attention,"), Error);  // "" is no group
 }
 
 // Linear warmup over 10 steps to lr_max, then constant: at step 0 the warmed groups run at 1/10
@@ -57,7 +72,7 @@ TEST(LrMultipliers, UnwarmedGroupsRunTheScheduleWithoutItsWarmup) {
   ScheduleConfig s;
   s.kind = ScheduleKind::Constant;
   s.warmup_steps = 10;
-  const std::vector<std::string> names = {"blocks.0.attn.q.weight", "blocks.0.ffn.w1.weight", "blocks.1.ffn.w1.weight"};
+  const std::vector<Var> names = params_in({{ParamGroup::Attention, 0}, {ParamGroup::Ffn, 0}, {ParamGroup::Ffn, 1}});
   const LrMultiplierSpec spec{.layer_scale = "top_half:0.5", .warmup_groups = "attention", .n_layers = 2};
   const Vec at0 = lr_multipliers(names, spec, s, 1e-3, 0, 100);
   EXPECT_DOUBLE_EQ(at0[0], 1.0);
@@ -74,8 +89,9 @@ TEST(LrMultipliers, HalfTheBlocksWarmUp) {
   ScheduleConfig s;
   s.kind = ScheduleKind::Constant;
   s.warmup_steps = 10;
-  const std::vector<std::string> names = {"tok_emb.weight", "blocks.0.attn.q.weight", "blocks.1.ffn.w1.weight",
-                                          "blocks.2.norm1.weight", "blocks.3.attn.o.bias", "blocks.4.ffn.w2.weight"};
+  const std::vector<Var> names = params_in({{ParamGroup::Embeddings, -1}, {ParamGroup::Attention, 0},
+                                            {ParamGroup::Ffn, 1}, {ParamGroup::Norms, 2}, {ParamGroup::Attention, 3},
+                                            {ParamGroup::Ffn, 4}});
   const LrMultiplierSpec top{.warmup_groups = "top_half", .n_layers = 5};
   EXPECT_EQ(text_of(lr_multipliers(names, top, s, 1e-3, 0, 100)), "10 10 10 10 1 1");
   const LrMultiplierSpec bottom{.warmup_groups = "bottom_half", .n_layers = 5};
