@@ -101,9 +101,7 @@ std::map<int, int> layer_columns(const CsvTable& table, const std::string& metri
 CsvTable read_step_table(const std::string& run_dir, const char* name, std::string& file) {
   file = (fs::path(run_dir) / name).string();
   NL_CHECK(fs::exists(file), "plot", "missing {}: is '{}' a run directory?", file, run_dir);
-  CsvTable table = read_csv(file);
-  NL_CHECK(table.column("step") == 0, "plot", "{}: the first column must be 'step'", file);
-  return table;
+  return read_step_csv(file);
 }
 
 // One line per layer of run r (colour = layer, dash pattern = run) from `columns` (layer -> column).

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "io/atomic_file.h"
 
 namespace fs = std::filesystem;
@@ -276,6 +277,55 @@ std::vector<nlohmann::json> read_metrics(const fs::path& path) {
     records.push_back(std::move(record));
   }
   return records;
+}
+
+namespace {
+
+// A step table's cell in column `column` of line `number`: a whole number for "step", else a
+// number or empty (NaN); anything else is an error.
+double step_csv_cell(const std::string& cell, const fs::path& path, size_t number, const std::string& column) {
+  if (cell.empty() && column != kStepKey) return std::nan("");
+  char* end = nullptr;
+  const double v = std::strtod(cell.c_str(), &end);
+  const bool whole = !cell.empty() && end == cell.c_str() + cell.size() && !std::isspace(static_cast<unsigned char>(cell[0]));
+  NL_CHECK(whole && (column != kStepKey || (std::isfinite(v) && v == std::floor(v))), "csv",
+           "{}:{}: column '{}': '{}' is not {}", path.string(), number, column, cell,
+           column == kStepKey ? "a whole number" : "a number");
+  return v;
+}
+
+}  // namespace
+
+CsvTable read_step_csv(const fs::path& path) {
+  NL_CHECK(fs::exists(path), "csv", "'{}' does not exist", path.string());
+  const std::string text = read_whole_file(path, "csv");
+  CsvTable table;
+  std::vector<std::string> cells;
+  size_t start = 0;
+  for (size_t number = 1;; ++number) {
+    const size_t newline = text.find('\n', start);
+    if (newline == std::string::npos) break;  // no line, or the last one cut short
+    const std::string line = text.substr(start, newline - start);
+    start = newline + 1;
+    if (number == 1) {
+      NL_CHECK(split_csv_line(line, table.columns) && !table.columns.empty() && table.columns[0] == kStepKey, "csv",
+               "{}:1: the header must start with the column 'step'", path.string());
+      for (size_t c = 1; c < table.columns.size(); ++c)
+        NL_CHECK(std::find(table.columns.begin(), table.columns.begin() + c, table.columns[c]) ==
+                     table.columns.begin() + c,
+                 "csv", "{}:1: the column '{}' appears twice", path.string(), table.columns[c]);
+      continue;
+    }
+    if (line.empty()) continue;
+    NL_CHECK(split_csv_line(line, cells), "csv", "{}:{}: unterminated quoted cell", path.string(), number);
+    NL_CHECK(cells.size() == table.columns.size(), "csv", "{}:{}: {} cells, the header has {}", path.string(),
+             number, cells.size(), table.columns.size());
+    std::vector<double> row;
+    for (size_t c = 0; c < cells.size(); ++c) row.push_back(step_csv_cell(cells[c], path, number, table.columns[c]));
+    table.rows.push_back(std::move(row));
+  }
+  NL_CHECK(!table.columns.empty(), "csv", "'{}' has no header line", path.string());
+  return table;
 }
 
 void write_summary(const fs::path& run_dir, const nlohmann::json& summary) {

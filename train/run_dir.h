@@ -146,8 +146,16 @@ std::vector<std::string> grad_norm_columns(const std::vector<ParamGradNorm>& nor
 std::vector<double> grad_norm_values(const std::vector<ParamGradNorm>& norms,
                                      const std::vector<std::pair<std::string, double>>& extra = {});
 
-// Reading back (for plots and tests); grad_norms.csv with read_csv (io/csv.h).
+// Reading back, for the plots, resume and Python (normlab.runs): metrics.jsonl's records (a last
+// line cut short by a run still writing it is left out; any other line that is not a JSON object
+// is an error naming file:line).
 std::vector<nlohmann::json> read_metrics(const std::filesystem::path& path);
+// A step table (grad_norms.csv, dynamics.csv): the header, whose first column is "step" and whose
+// names are distinct, then one row per line with as many cells as the header, each a number (nan,
+// inf, -inf as written) or empty (NaN), the step a whole number. A last line without its newline
+// (a run still writing it) is left out; any other malformed line is an error naming file:line and
+// the column.
+CsvTable read_step_csv(const std::filesystem::path& path);
 
 // summary.json, written atomically (pretty-printed).
 void write_summary(const std::filesystem::path& run_dir, const nlohmann::json& summary);

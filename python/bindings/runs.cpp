@@ -1,6 +1,9 @@
 // Runs from Python: config/config.h's load_config (the same checks and messages: a config error is
-// normlab.Error naming file:line and key) and train/trainer.h's train. The rest of normlab.Config,
-// normlab.train and normlab.Run (reading a run directory's files) is Python: python/normlab/runs.py.
+// normlab.Error naming file:line and key), train/trainer.h's train, and the run files' names and
+// readers (train/run_dir.h), so that Python reads metrics.jsonl, grad_norms.csv and dynamics.csv
+// by the rules C++ reads them with. The rest of normlab.Config, normlab.train and normlab.Run is
+// Python: python/normlab/runs.py.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -11,6 +14,7 @@
 #include "bindings/bindings.h"
 #include "config/config.h"
 #include "core/error.h"
+#include "train/run_dir.h"
 #include "train/trainer.h"
 
 namespace normlab::python {
@@ -48,7 +52,35 @@ nb::dict result_dict(const TrainResult& r) {
 
 }  // namespace
 
+void bind_run_files(nb::module_& m) {
+  nb::dict names;
+  names["config"] = run_files::kConfig;
+  names["metrics"] = run_files::kMetrics;
+  names["grad_norms"] = run_files::kGradNorms;
+  names["dynamics"] = run_files::kDynamics;
+  names["summary"] = run_files::kSummary;
+  names["fingerprint"] = run_files::kFingerprint;
+  names["provenance"] = run_files::kProvenance;
+  m.attr("run_files") = names;
+  m.def(
+      "_read_metrics",
+      [](const std::string& path) {
+        std::vector<std::string> records;
+        for (const nlohmann::json& record : read_metrics(path)) records.push_back(record.dump());
+        return records;
+      },
+      "path"_a, "train/run_dir.h's read_metrics: metrics.jsonl's records, each as its JSON text.");
+  m.def(
+      "_read_step_csv",
+      [](const std::string& path) {
+        CsvTable table = read_step_csv(path);
+        return std::make_pair(std::move(table.columns), std::move(table.rows));
+      },
+      "path"_a, "train/run_dir.h's read_step_csv: (column names, rows of numbers) of grad_norms.csv or dynamics.csv.");
+}
+
 void bind_runs(nb::module_& m) {
+  bind_run_files(m);
   nb::class_<RunConfig>(m, "RunConfig",
                         "config/run_config.h's RunConfig, as load_config resolved it. Python code uses "
                         "normlab.Config, which wraps one.")

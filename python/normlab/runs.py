@@ -9,7 +9,6 @@
 The C++ half (_normlab.load_run_config, _normlab.train_run) does what must be C++: the config's
 checks and the training. Everything here is reading the files a run writes (train/run_dir.h).
 """
-import csv
 import json
 import math
 import os
@@ -24,13 +23,13 @@ from . import progress as _progress
 from ._normlab import Error
 from .config import Config, PathLike, Section, load_config  # noqa: F401  (re-exported)
 
-# The files of a run directory (train/run_dir.h, run_files).
-CONFIG_FILE = "config.toml"
-METRICS_FILE = "metrics.jsonl"
-GRAD_NORMS_FILE = "grad_norms.csv"
-DYNAMICS_FILE = "dynamics.csv"
-SUMMARY_FILE = "summary.json"
-FINGERPRINT_FILE = "fingerprint.txt"
+# The files of a run directory, as C++ names them (train/run_dir.h, run_files).
+CONFIG_FILE = _normlab.run_files["config"]
+METRICS_FILE = _normlab.run_files["metrics"]
+GRAD_NORMS_FILE = _normlab.run_files["grad_norms"]
+DYNAMICS_FILE = _normlab.run_files["dynamics"]
+SUMMARY_FILE = _normlab.run_files["summary"]
+FINGERPRINT_FILE = _normlab.run_files["fingerprint"]
 CHECKPOINT_LINK = "checkpoint"
 
 
@@ -141,25 +140,10 @@ def read_metrics(path: PathLike) -> Dict[str, np.ndarray]:
 
     "step" is int64; numeric keys are float64 with NaN where a record lacks the key or holds null
     (NaN/Inf are written as null); a key holding text ("diverged": the reason) is an object array with
-    None where absent. A last line cut short (a run still writing) is left out, as C++'s read_metrics does.
+    None where absent. The records are C++'s read_metrics's (train/run_dir.h): a last line cut short (a run
+    still writing) is left out, any other line that is not a JSON object raises normlab.Error naming it.
     """
-    path = Path(path)
-    records = []
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            record = None
-        if not isinstance(record, dict):
-            if i == last:
-                break
-            raise Error(f"[metrics] {path}:{i + 1}: not a JSON object")
-        records.append(record)
+    records = [json.loads(text) for text in _normlab._read_metrics(str(path))]
     keys: List[str] = ["step"] if any("step" in r for r in records) else []
     seen = set(keys)
     for record in records:
@@ -182,20 +166,14 @@ def read_metrics(path: PathLike) -> Dict[str, np.ndarray]:
 def read_step_csv(path: PathLike) -> Dict[str, np.ndarray]:
     """A wide CSV whose first column is "step" (grad_norms.csv, dynamics.csv), as columns: "step" int64,
     the others float64 (nan, inf, -inf as written; NaN for an empty cell). Every row is kept, the first
-    row of grad_norms.csv (step 1, the gradient at initialization) included."""
-    path = Path(path)
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = [row for row in csv.reader(f) if row]
-    if not rows:
-        return {}
-    header, body = rows[0], rows[1:]
+    row of grad_norms.csv (step 1, the gradient at initialization) included. The table is C++'s
+    read_step_csv's (train/run_dir.h): a last line cut short is left out; a malformed line, a cell that is
+    not a number or a repeated column raises normlab.Error naming file:line and the column."""
+    header, rows = _normlab._read_step_csv(str(path))
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), len(header))
     columns: Dict[str, np.ndarray] = {}
     for j, name in enumerate(header):
-        cells = [row[j] if j < len(row) else "" for row in body]
-        if name == "step":
-            columns[name] = np.array([int(float(c)) for c in cells], dtype=np.int64)
-        else:
-            columns[name] = np.array([float(c) if c.strip() else math.nan for c in cells], dtype=np.float64)
+        columns[name] = table[:, j].astype(np.int64) if j == 0 else table[:, j].copy()
     return columns
 
 

@@ -274,3 +274,18 @@ def test_progress_draws_the_steps_from_the_metrics(tmp_path, capsys):
     normlab.train(normlab.load_config(write_tiny(tmp_path, steps=6, name="quiet.toml"),
                                       overrides=["train.name=quiet"]), progress=False)
     assert capsys.readouterr().out == ""
+
+
+def test_step_csv_reader_is_the_cpp_one(tmp_path):
+    """read_step_csv reads with C++'s rules: a cut last line left out, a bad cell an Error naming it."""
+    path = tmp_path / "grad_norms.csv"
+    path.write_text("step,layer.0,global\n1,0.5,\n2,nan,inf\n3,1")
+    g = normlab.runs.read_step_csv(path)
+    np.testing.assert_array_equal(g["step"], [1, 2])
+    assert g["step"].dtype == np.int64
+    np.testing.assert_array_equal(g["layer.0"], [0.5, np.nan])
+    np.testing.assert_array_equal(g["global"], [np.nan, np.inf])
+    path.write_text("step,layer.0\n1,0.5x\n")
+    with pytest.raises(normlab.Error, match=r"grad_norms.csv:2: column 'layer.0': '0.5x' is not a number"):
+        normlab.runs.read_step_csv(path)
+    assert normlab.runs.GRAD_NORMS_FILE == "grad_norms.csv"  # the name C++ writes (run_files)
