@@ -36,13 +36,16 @@ struct HfJson {
       fail("hf", "{}: key '{}' must be {}, got {}", path, key, what, has(key) ? j[key].dump() : "nothing");
     }
   }
+  // An integer key: a JSON integer within int64 (nlohmann would truncate 64.5 to 64, and convert
+  // 1e72 with undefined behaviour).
   int64_t integer(const char* key) const {
     NL_CHECK(has(key), "hf", "{}: key '{}' is missing", path, key);
-    return get<int64_t>(key, "an integer");
+    const json& v = j.at(key);
+    const bool fits = v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX);
+    NL_CHECK(fits, "hf", "{}: key '{}' must be an integer, got {}", path, key, v.dump());
+    return v.get<int64_t>();
   }
-  int64_t integer_or(const char* key, int64_t fallback) const {
-    return has(key) ? get<int64_t>(key, "an integer") : fallback;
-  }
+  int64_t integer_or(const char* key, int64_t fallback) const { return has(key) ? integer(key) : fallback; }
   double number_or(const char* key, double fallback) const {
     return has(key) ? get<double>(key, "a number") : fallback;
   }

@@ -162,8 +162,10 @@ PlacedLayer::PlacedLayer(const ModelConfig& config, int64_t layer, const Stack& 
       shortcut_(placement_shortcut_scale(*kind_, stack)) {}
 
 void PlacedLayer::declare_roles(const std::vector<std::pair<Module*, ParamGroup>>& sublayers) {
-  for (const auto& [module, group] : sublayers)
-    if (module) module->edit_roles([group](ParamRole& r) { r.group = group; });
+  for (const auto& sublayer : sublayers) {
+    const ParamGroup group = sublayer.second;
+    if (sublayer.first) sublayer.first->edit_roles([group](ParamRole& r) { r.group = group; });
+  }
   edit_roles([this](ParamRole& r) {
     r.stack = stack_;
     r.layer = static_cast<int>(layer_);

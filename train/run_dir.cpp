@@ -288,7 +288,8 @@ double step_csv_cell(const std::string& cell, const fs::path& path, size_t numbe
   char* end = nullptr;
   const double v = std::strtod(cell.c_str(), &end);
   const bool whole = !cell.empty() && end == cell.c_str() + cell.size() && !std::isspace(static_cast<unsigned char>(cell[0]));
-  NL_CHECK(whole && (column != kStepKey || (std::isfinite(v) && v == std::floor(v))), "csv",
+  const bool step = std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= 9007199254740992.0;  // exact in a double
+  NL_CHECK(whole && (column != kStepKey || step), "csv",
            "{}:{}: column '{}': '{}' is not {}", path.string(), number, column, cell,
            column == kStepKey ? "a whole number" : "a number");
   return v;

@@ -132,8 +132,10 @@ Section run_e6(const Context& ctx, const TrainingResults& copy, bool train_part)
   const Baseline base = copy_baseline(ctx);
   const int64_t steps = load_config(ctx.config_path(g.copy_config)).train.steps;
   std::vector<std::vector<std::string>> wrows;
-  for (const auto& [p, w] : {std::pair{"post", "none"}, std::pair{"post", "long"}, std::pair{"pre", "none"},
-                             std::pair{"pre", "long"}}) {
+  for (const auto& placement_warmup : {std::pair{"post", "none"}, std::pair{"post", "long"}, std::pair{"pre", "none"},
+                                       std::pair{"pre", "long"}}) {
+    const char* p = placement_warmup.first;  // a plain variable: clang 14 cannot capture a structured binding
+    const char* w = placement_warmup.second;
     const int64_t W = g.warmup_steps(w);
     const auto cell = [&](const std::string& norm) { return summarize(copy, arm(p, norm, g.slice_lr, W), g.seeds, base).text(); };
     wrows.push_back({p, w, cell("layernorm"), std::string(p) == "post" ? cell("rmsnorm") : "-", cell("dyt")});

@@ -38,6 +38,7 @@ TEST(ReadStepCsv, MalformedLinesAreErrorsNamingFileLineAndColumn) {
       {"step,a\n1,1\n2,1,5\n", "g.csv:3: 3 cells, the header has 2"},
       {"step,a\n1,\"2,5\"\n", "g.csv:2: column 'a': '2,5' is not a number"},
       {"step,a\n1.5,1\n", "g.csv:2: column 'step': '1.5' is not a whole number"},
+      {"step,a\n1e300,1\n", "g.csv:2: column 'step': '1e300' is not a whole number"},
       {"step,a\n,1\n", "g.csv:2: column 'step': '' is not a whole number"},
       {"step,a\n 1,1\n", "g.csv:2: column 'step': ' 1' is not a whole number"},
       {"step,a,a\n1,1,1\n", "g.csv:1: the column 'a' appears twice"},

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "../experiments/test_util.h"
 #include "hf/hf_checkpoint.h"
 #include "hf/hf_convert.h"
@@ -96,6 +98,19 @@ TEST(HfReader, UnsupportedConfigValueNamesTheKey) {
   const std::string missing = copy_fixture(dir2, "gpt2", "\"n_embd\": 64,", "");
   EXPECT_EQ(error_of([&] { read_hf_checkpoint(missing); }),
             "[hf] " + missing + "/config.json: key 'n_embd' is missing");
+}
+
+// An integer key holding a fraction, or a number past int64 (found by tests/fuzz/fuzz_hf_config: nlohmann
+// truncated 64.5 to 64 and converted 5.6e72 with undefined behaviour), is refused, naming the key.
+TEST(HfReader, AnIntegerKeyMustHoldAnIntegerThatFits) {
+  for (const std::string value : {"64.5", "5.6e72", "18446744073709551615"}) {
+    ScratchDir dir;
+    const std::string path = copy_fixture(dir, "llama", "\"hidden_size\": 64,", "\"hidden_size\": " + value + ",");
+    EXPECT_EQ(error_of([&] { hf_model_config(path + "/config.json", ParamDType::Float32); }),
+              "[hf] " + path + "/config.json: key 'hidden_size' must be an integer, got " +
+                  nlohmann::json::parse(value).dump())
+        << value;
+  }
 }
 
 // Rewrites a fixture's model.safetensors through `edit` of its tensor list.
