@@ -46,6 +46,15 @@ struct HfJson {
     return v.get<int64_t>();
   }
   int64_t integer_or(const char* key, int64_t fallback) const { return has(key) ? integer(key) : fallback; }
+  // A size (a width, a count of heads, layers, experts, positions): an integer >= 1. Hugging Face
+  // has no 0 for them; normlab's 0 ("as many as n_heads", "d_model / n_heads") must not be read
+  // into a config that says something else.
+  int64_t size(const char* key) const {
+    const int64_t v = integer(key);
+    NL_CHECK(v >= 1, "hf", "{}: key '{}' must be a positive integer, got {}", path, key, v);
+    return v;
+  }
+  int64_t size_or(const char* key, int64_t fallback) const { return has(key) ? size(key) : fallback; }
   double number_or(const char* key, double fallback) const {
     return has(key) ? get<double>(key, "a number") : fallback;
   }
@@ -76,11 +85,11 @@ HfJson read_json(const std::string& path) {
 
 // GPT-1 (post-norm, no final norm, d_ff 4C) and GPT-2 (pre-norm, final ln_f, n_inner).
 void read_gpt_config(const HfJson& h, bool gpt2, ModelConfig& c) {
-  c.vocab_size = h.integer("vocab_size");
-  c.d_model = h.integer("n_embd");
-  c.n_heads = h.integer("n_head");
-  c.n_layers = h.integer("n_layer");
-  c.context_length = h.integer("n_positions");
+  c.vocab_size = h.size("vocab_size");
+  c.d_model = h.size("n_embd");
+  c.n_heads = h.size("n_head");
+  c.n_layers = h.size("n_layer");
+  c.context_length = h.size("n_positions");
   c.norm_eps = h.number_or("layer_norm_epsilon", 1e-5);
   c.norm_type = NormType::LayerNorm;
   c.norm_placement = gpt2 ? NormPlacement::Pre : NormPlacement::Post;
@@ -90,7 +99,7 @@ void read_gpt_config(const HfJson& h, bool gpt2, ModelConfig& c) {
   c.tie_embeddings = h.boolean_or("tie_word_embeddings", true);
   c.init = gpt2 ? InitScheme::Gpt2 : InitScheme::Normal;
   if (gpt2) {
-    c.d_ff = h.integer_or("n_inner", 4 * c.d_model);
+    c.d_ff = h.size_or("n_inner", 4 * c.d_model);
     const std::string act = h.string_or("activation_function", "gelu_new");
     h.require(act == "gelu_new" || act == "gelu_pytorch_tanh", "activation_function", "gelu_new");
     h.require(h.boolean_or("scale_attn_weights", true), "scale_attn_weights", "true");
@@ -106,8 +115,8 @@ void read_gpt_config(const HfJson& h, bool gpt2, ModelConfig& c) {
 // output_router_logits, so the coefficient is kept only then (else 0, as HF's loss).
 void read_mixtral_moe(const HfJson& h, ModelConfig& c) {
   c.ffn_type = FfnType::Moe;
-  c.n_experts = h.integer("num_local_experts");
-  c.experts_top_k = h.integer("num_experts_per_tok");
+  c.n_experts = h.size("num_local_experts");
+  c.experts_top_k = h.size("num_experts_per_tok");
   const double coef = h.number_or("router_aux_loss_coef", 0.001);
   c.router_aux_loss_coef = h.boolean_or("output_router_logits", false) ? coef : 0.0;
   h.require(h.number_or("router_jitter_noise", 0.0) == 0.0, "router_jitter_noise", "0");
@@ -117,14 +126,14 @@ void read_mixtral_moe(const HfJson& h, ModelConfig& c) {
 void read_llama_config(const HfJson& h, const std::string& type, ModelConfig& c) {
   const bool gemma = type == "gemma";
   const bool windowed = type == "mistral" || type == "mixtral";
-  c.vocab_size = h.integer("vocab_size");
-  c.d_model = h.integer("hidden_size");
-  c.d_ff = h.integer("intermediate_size");
-  c.n_heads = h.integer("num_attention_heads");
-  c.n_layers = h.integer("num_hidden_layers");
-  c.n_kv_heads = h.integer_or("num_key_value_heads", c.n_heads);
-  c.head_dim = h.integer_or("head_dim", gemma ? 256 : 0);
-  c.context_length = h.integer("max_position_embeddings");
+  c.vocab_size = h.size("vocab_size");
+  c.d_model = h.size("hidden_size");
+  c.d_ff = h.size("intermediate_size");
+  c.n_heads = h.size("num_attention_heads");
+  c.n_layers = h.size("num_hidden_layers");
+  c.n_kv_heads = h.size_or("num_key_value_heads", c.n_heads);
+  c.head_dim = h.size_or("head_dim", gemma ? 256 : 0);
+  c.context_length = h.size("max_position_embeddings");
   c.norm_eps = h.number_or("rms_norm_eps", 1e-6);
   c.rope_theta = h.number_or("rope_theta", 10000.0);
   c.padding_idx = h.integer_or("pad_token_id", gemma ? 0 : -1);

@@ -4,7 +4,7 @@
 //   NORMLAB_FAULT_INJECT=kill@N     the process SIGKILLs itself just before step N
 //   NORMLAB_FAULT_INJECT=enospc@N   step N fails with ENOSPC, as on a full disk
 //   NORMLAB_FAULT_INJECT=trace      every step is printed to stderr ("fault point N: <step> <path>")
-// selects a fault; without it fault points only count. Used by tests/experiments/crash_resume_test.cpp.
+// selects a fault; without it fault points only count. Used by tests/train/crash_resume_test.cpp.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,7 +20,7 @@ bool inject_fault(const char* step, const std::string& path);
 namespace normlab {
 
 // A test hook for data-parallel training: NORMLAB_FAULT_RANK=R@S makes the process of rank R
-// SIGKILL itself at the start of training step S (tests/experiments/mpi_train_test.cpp checks that
+// SIGKILL itself at the start of training step S (tests/train/mpi_train_test.cpp checks that
 // the other ranks then end with an error instead of waiting forever).
 void inject_rank_fault(int rank, int64_t step);
 

@@ -13,7 +13,7 @@ import pytest
 
 import normlab
 
-# tests/experiments/command_util.h's tiny_config_toml, with more steps where a test needs them.
+# tests/common/command_util.h's tiny_config_toml, with more steps where a test needs them.
 TINY = """\
 [model]
 d_model = 16

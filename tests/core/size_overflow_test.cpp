@@ -12,7 +12,7 @@
 #include "core/ops.h"
 #include "core/shape.h"
 #include "core/tensor.h"
-#include "../experiments/test_util.h"  // error_of
+#include "test_util.h"  // error_of
 
 #if defined(__SANITIZE_ADDRESS__)
 // AddressSanitizer aborts on an allocation beyond its maximum (1 TiB) instead of failing it; tests

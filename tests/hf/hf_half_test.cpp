@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "../experiments/test_util.h"
+#include "test_util.h"
 #include "hf/hf_checkpoint.h"
 #include "io/safetensors.h"
 #include "hf_test_util.h"

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../experiments/test_util.h"
+#include "test_util.h"
 #include "hf/hf_checkpoint.h"
 #include "hf/hf_convert.h"
 #include "io/safetensors.h"
@@ -102,7 +102,7 @@ TEST(HfReader, UnsupportedConfigValueNamesTheKey) {
 
 // An integer key holding a fraction, or a number past int64 (found by tests/fuzz/fuzz_hf_config: nlohmann
 // truncated 64.5 to 64 and converted 5.6e72 with undefined behaviour), is refused, naming the key.
-TEST(HfReader, AnIntegerKeyMustHoldAnIntegerThatFits) {
+TEST(HfReader, AnIntegerKeyMustHoldAnIntegerThatFitsAndASizeBePositive) {
   for (const std::string value : {"64.5", "5.6e72", "18446744073709551615"}) {
     ScratchDir dir;
     const std::string path = copy_fixture(dir, "llama", "\"hidden_size\": 64,", "\"hidden_size\": " + value + ",");
@@ -111,6 +111,12 @@ TEST(HfReader, AnIntegerKeyMustHoldAnIntegerThatFits) {
                   nlohmann::json::parse(value).dump())
         << value;
   }
+  // A size of 0 (found by the same target: "num_key_value_heads": 0 read as normlab's "as many as
+  // the query heads"): Hugging Face has no such value.
+  ScratchDir dir;
+  const std::string path = copy_fixture(dir, "llama", "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 0");
+  EXPECT_EQ(error_of([&] { hf_model_config(path + "/config.json", ParamDType::Float32); }),
+            "[hf] " + path + "/config.json: key 'num_key_value_heads' must be a positive integer, got 0");
 }
 
 // Rewrites a fixture's model.safetensors through `edit` of its tensor list.

@@ -12,7 +12,7 @@
 #include "data/bleu.h"
 #include "stats/stats.h"
 #include "xiong/v5/analysis_v5.h"
-#include "../experiments/test_util.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 

@@ -7,7 +7,7 @@
 
 #include "train/run_dir.h"
 #include "xiong/e9_dynamics.h"
-#include "../experiments/test_util.h"
+#include "test_util.h"
 
 namespace normlab::xiong {
 namespace {

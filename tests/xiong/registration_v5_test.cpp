@@ -12,8 +12,8 @@
 #include "io/csv.h"
 #include "xiong/v5/registration_v5.h"
 #include "xiong/v5/study_v5.h"
-#include "../experiments/made_up_corpus.h"
-#include "../experiments/test_util.h"
+#include "made_up_corpus.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 

@@ -1,7 +1,7 @@
 // Parameter roles (issue 54, item 2): what init, the optimizer's weight decay, the learning-rate
 // multipliers, the run files' per-layer columns and the dynamics log decide for each parameter of
 // every shipped config, every preset and every architecture x placement x norm, against the
-// snapshot tests/experiments/data/param_roles.txt. The snapshot was written by the code before
+// snapshot tests/train/data/param_roles.txt. The snapshot was written by the code before
 // roles existed (it parsed parameter names), so an equal snapshot shows that no config's
 // decay set, lr-multiplier groups, layer columns or initial values changed.
 // Regenerate (only for an intended change, and say so in the commit): NORMLAB_WRITE_SNAPSHOT=1.
@@ -25,7 +25,7 @@ namespace normlab {
 namespace {
 
 const std::filesystem::path kSnapshot =
-    std::filesystem::path(NORMLAB_SOURCE_DIR) / "tests/experiments/data/param_roles.txt";
+    std::filesystem::path(NORMLAB_SOURCE_DIR) / "tests/train/data/param_roles.txt";
 
 // Small sizes keep every model quick to build; the names and roles do not depend on them.
 ModelConfig shrunk(ModelConfig m) {
