@@ -1,6 +1,6 @@
 // RecordTable: one CSV of a study's committed record read back as cells, each found by its
-// column's name; a missing column, a short row or a cell that is not a number is an error naming
-// the file, the line and the column. Used by xiong/run_record.cpp (v4) and xiong/v5/analysis_v5.cpp.
+// column's name; a missing column, a short row, a cell that is not a number, or not a whole number
+// where one is read, is an error naming the file, the line and the column. Used by xiong/run_record.cpp (v4) and xiong/v5/analysis_v5.cpp.
 #pragma once
 #include <charconv>
 #include <cmath>
@@ -49,6 +49,16 @@ class RecordTable {
     NL_CHECK(ec == std::errc() && end == cell.data() + cell.size(), "record", "{}:{}: column '{}' holds '{}', not a number",
              path_, rows_[row].line, name, cell);
     return value;
+  }
+  // A whole number within +-2^31 (a seed, a step, an epoch, a layer); anything else (a fraction,
+  // NaN, 1e300, which a cast would turn into undefined behaviour) is an error naming the file,
+  // line and column.
+  int64_t integer(size_t row, const std::string& name) const {
+    const double value = number(row, name);
+    NL_CHECK(std::isfinite(value) && value == std::floor(value) && std::fabs(value) <= 2147483647.0, "record",
+             "{}:{}: column '{}' holds '{}', not a whole number within +-2^31", path_, rows_[row].line, name,
+             text(row, name));
+    return static_cast<int64_t>(value);
   }
   int line(size_t row) const { return rows_[row].line; }
   const std::string& path() const { return path_; }

@@ -37,10 +37,10 @@ std::map<RunKey, RecordedRun> read_record(const fs::path& dir) {
     NL_CHECK(parsed && (*parsed == RunStatus::Completed || *parsed == RunStatus::Diverged), "record",
              "{}:{}: status '{}' (a finished run is completed or diverged)", runs.path(), runs.line(i), status);
     r.status = *parsed;
-    r.steps = static_cast<int64_t>(runs.number(i, "steps_done"));
+    r.steps = runs.integer(i, "steps_done");
     r.final_val = runs.number(i, "final_val_loss");
     if (runs.has(i, "initial_loss")) r.initial_loss = runs.number(i, "initial_loss");
-    if (runs.has(i, "diverged_at_step")) r.diverged_step = static_cast<int64_t>(runs.number(i, "diverged_at_step"));
+    if (runs.has(i, "diverged_at_step")) r.diverged_step = runs.integer(i, "diverged_at_step");
     NL_CHECK(r.status != RunStatus::Diverged || std::isfinite(r.initial_loss), "record",
              "{}:{}: run '{}' diverged but has no initial_loss, the loss it counts as", runs.path(), runs.line(i),
              runs.text(i, "run"));
@@ -58,7 +58,7 @@ std::map<RunKey, RecordedRun> read_record(const fs::path& dir) {
     NL_CHECK(it != out.end(), "record", "{}:{}: run '{}' is not in {}", curves.path(), curves.line(i),
              curves.text(i, "run"), kRecordRuns);
     auto& curve = it->second.outcome.val_curve;
-    const double step = curves.number(i, "step");
+    const double step = static_cast<double>(curves.integer(i, "step"));
     NL_CHECK(curve.empty() || step > curve.back().first, "record", "{}:{}: step {} after step {}: rows out of order",
              curves.path(), curves.line(i), step, curve.empty() ? 0.0 : curve.back().first);
     curve.emplace_back(step, curves.number(i, "val_loss"));

@@ -201,5 +201,29 @@ TEST(AnalysisV5, ADamagedRecordNamesTheFileLineAndColumn) {
   }
 }
 
+// A seed, an epoch count or an epoch that is not a whole number within +-2^31 is an error, where
+// a cast used to truncate 2001.5 to 2001 and turn 6.7e13 into undefined behaviour (found by
+// tests/fuzz/fuzz_record_v5 under UBSan).
+TEST(AnalysisV5, AnIntegerColumnMustHoldASmallWholeNumber) {
+  for (const auto& [seed, epochs] : std::vector<std::pair<std::string, std::string>>{
+           {"2001.5", "10"}, {"66651800000000", "10"}, {"nan", "10"}, {"2001", "1e300"}}) {
+    test::ScratchDir dir;
+    write_record(dir, {{"pre-sec4", 2001, 30, 30}});
+    dir.write("runs.csv", "run,arm,seed,status,test_bleu,test_bleu_last,epochs_done,best_epoch,started_utc,"
+                          "finished_utc,commit,code_crc32,cpu\n\"pre-sec4,seed=2001\",pre-sec4," + seed +
+                              ",completed,30,30," + epochs + ",9,2026-12-06T05:00:00Z,2026-12-06T06:00:00Z,abcdef123456,"
+                              "0000abcd,Test CPU\n");
+    std::string message;
+    try {
+      read_record_v5(dir.path());
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    const std::string column = seed != "2001" ? "seed" : "epochs_done";
+    EXPECT_NE(message.find("runs.csv:2: column '" + column + "' holds"), std::string::npos) << seed << " " << message;
+    EXPECT_NE(message.find("not a whole number"), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace normlab::xiong

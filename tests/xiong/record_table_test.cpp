@@ -59,5 +59,14 @@ TEST(RecordTable, AMissingColumnAShortRowAndANonNumberAreErrors) {
   }
 }
 
+TEST(RecordTable, AnIntegerIsAWholeNumberWithinTwoToThe31) {
+  const TempFile f("step\n12\n-3\n2.5\nnan\n1e300\n2147483648\n");
+  const RecordTable t(f.path, {"step"});
+  EXPECT_EQ(t.integer(0, "step"), 12);
+  EXPECT_EQ(t.integer(1, "step"), -3);
+  for (size_t row = 2; row < t.size(); ++row)
+    EXPECT_NE(error_of([&] { t.integer(row, "step"); }).find("not a whole number"), std::string::npos) << row;
+}
+
 }  // namespace
 }  // namespace normlab::xiong

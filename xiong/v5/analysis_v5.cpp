@@ -29,7 +29,7 @@ void read_runs(const fs::path& path, RecordV5& record) {
     RecordRunV5 r;
     r.run = t.text(i, "run");
     r.arm = t.text(i, "arm");
-    r.seed = static_cast<int>(t.number(i, "seed"));
+    r.seed = static_cast<int>(t.integer(i, "seed"));
     r.status = t.text(i, "status");
     NL_CHECK(r.status == "completed" || r.status == "diverged", kOp, "{}:{}: column 'status' holds '{}', not "
              "completed or diverged", t.path(), t.line(i), r.status);
@@ -37,8 +37,8 @@ void read_runs(const fs::path& path, RecordV5& record) {
     r.test_bleu_last = t.has(i, "test_bleu_last") ? t.number(i, "test_bleu_last") : NAN;
     NL_CHECK(r.status == "diverged" || (std::isfinite(r.test_bleu) && std::isfinite(r.test_bleu_last)), kOp,
              "{}:{}: a completed run without test_bleu and test_bleu_last", t.path(), t.line(i));
-    r.epochs_done = static_cast<int64_t>(t.number(i, "epochs_done"));
-    r.best_epoch = t.has(i, "best_epoch") ? static_cast<int64_t>(t.number(i, "best_epoch")) : 0;
+    r.epochs_done = t.integer(i, "epochs_done");
+    r.best_epoch = t.has(i, "best_epoch") ? t.integer(i, "best_epoch") : 0;
     r.started_utc = t.text(i, "started_utc");
     r.finished_utc = t.text(i, "finished_utc");
     r.commit = t.text(i, "commit");
@@ -52,7 +52,7 @@ void read_curves(const fs::path& path, RecordV5& record) {
   const RecordTable t(path, {"run", "epoch", "val_loss", "val_bleu"});
   for (size_t i = 0; i < t.size(); ++i) {
     std::vector<CurvePointV5>& curve = record.curves[t.text(i, "run")];
-    const auto epoch = static_cast<int64_t>(t.number(i, "epoch"));
+    const int64_t epoch = t.integer(i, "epoch");
     NL_CHECK(curve.empty() || epoch > curve.back().epoch, kOp, "{}:{}: epoch {} of '{}' does not follow epoch {}",
              t.path(), t.line(i), epoch, t.text(i, "run"), curve.empty() ? 0 : curve.back().epoch);
     curve.push_back({epoch, t.number(i, "val_loss"), t.number(i, "val_bleu")});
@@ -63,7 +63,7 @@ void read_init(const fs::path& path, RecordV5& record) {
   const RecordTable t(path, {"arm", "seed", "stack", "weight", "layer", "norm_of_mean"});
   for (size_t i = 0; i < t.size(); ++i)
     record.init.push_back({t.text(i, "arm"), t.text(i, "stack"), t.text(i, "weight"),
-                           static_cast<int>(t.number(i, "seed")), static_cast<int>(t.number(i, "layer")),
+                           static_cast<int>(t.integer(i, "seed")), static_cast<int>(t.integer(i, "layer")),
                            t.number(i, "norm_of_mean")});
 }
 
