@@ -110,8 +110,8 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& json_text, const st
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail("tokenizer", "tokenizer JSON does not parse (byte {}): {}", e.byte, e.what());
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number past double
+    fail("tokenizer", "tokenizer JSON does not parse: {}", e.what());
   }
   NL_CHECK(doc.is_object(), "tokenizer", "tokenizer JSON must be an object");
   const auto kind = doc.find("kind");

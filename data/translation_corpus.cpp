@@ -33,6 +33,9 @@ std::vector<CorpusPair> parse_split(const std::string& name, const std::string& 
   const std::string where = (std::filesystem::path(dir) / (name + ".tsv")).string();
   const int64_t bad = utf8::first_invalid(tsv);
   NL_CHECK(bad < 0, kOp, "{}: not valid UTF-8 at byte {}", where, bad);
+  const int64_t bad_ref = utf8::first_invalid(refs);  // refs name books in the manifest (JSON: UTF-8 only)
+  NL_CHECK(bad_ref < 0, kOp, "{}: not valid UTF-8 at byte {}",
+           (std::filesystem::path(dir) / (name + ".refs")).string(), bad_ref);
   std::vector<std::string> ref_lines;
   for (size_t start = 0; start < refs.size();) {
     const size_t end = std::min(refs.find('\n', start), refs.size());

@@ -78,7 +78,7 @@ HfJson read_json(const std::string& path) {
     json j = json::parse(text.str());
     NL_CHECK(j.is_object(), "hf", "{}: expected a JSON object", path);
     return {path, std::move(j)};
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past double
     fail("hf", "{}: invalid JSON: {}", path, e.what());
   }
 }

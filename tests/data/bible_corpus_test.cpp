@@ -179,6 +179,13 @@ TEST(TranslationCorpus, ADamagedFileOrLineIsAnErrorNamingIt) {
   EXPECT_NE(error_of([&] { parse_translation_corpus("dir", corpus_manifest({}, SplitRule{}, {}, {}, {}, edited), edited); })
                 .find("train.refs has only 1 lines"),
             std::string::npos);
+  // A ref that is not UTF-8 (found by tests/fuzz/fuzz_translation_corpus: the book names of the refs
+  // go into manifest.json, and writing the manifest threw nlohmann's type_error, ending the process).
+  edited = small.files;
+  edited["train.refs"] = "Gen.1.1\nGen\xA2.1.2\n";
+  EXPECT_NE(error_of([&] { parse_translation_corpus("dir", corpus_manifest({}, SplitRule{}, {}, {}, {}, edited), edited); })
+                .find("dir/train.refs: not valid UTF-8 at byte 11"),
+            std::string::npos);
 }
 
 TEST(TranslationCorpus, AFolderWithoutManifestSaysHowToBuildOne) {

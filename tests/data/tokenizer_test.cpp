@@ -85,6 +85,9 @@ TEST(TokenizerJson, ReadsHandWrittenJsonAndRejectsBadJson) {
   EXPECT_THROW(load_tokenizer("{\"kind\": \"wordpiece\"}"), Error);
   EXPECT_THROW(load_tokenizer("{\"kind\": \"byte\"} trailing"), Error);
   EXPECT_THROW(load_tokenizer("[1, 2]"), Error);
+  // A number past double's range (found by tests/fuzz/fuzz_tokenizer_json: nlohmann's out_of_range
+  // escaped as another exception type, ending the process).
+  EXPECT_THROW(load_tokenizer("{\"kind\": \"byte\", \"x\": -35E33333}"), Error);
 }
 
 }  // namespace

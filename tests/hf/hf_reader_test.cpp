@@ -117,6 +117,11 @@ TEST(HfReader, AnIntegerKeyMustHoldAnIntegerThatFitsAndASizeBePositive) {
   const std::string path = copy_fixture(dir, "llama", "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 0");
   EXPECT_EQ(error_of([&] { hf_model_config(path + "/config.json", ParamDType::Float32); }),
             "[hf] " + path + "/config.json: key 'num_key_value_heads' must be a positive integer, got 0");
+  // A number past double's range: nlohmann's out_of_range, not its parse_error, which escaped.
+  ScratchDir dir3;
+  const std::string huge = copy_fixture(dir3, "llama", "\"rope_theta\": 5000.0", "\"rope_theta\": 1e99999");
+  EXPECT_NE(error_of([&] { hf_model_config(huge + "/config.json", ParamDType::Float32); }).find("invalid JSON"),
+            std::string::npos);
 }
 
 // Rewrites a fixture's model.safetensors through `edit` of its tensor list.
