@@ -9,9 +9,10 @@ a comparison with a NormPlacement value, or a placement name compared as a strin
 sources. The study's arms (xiong/, which compare Pre-LN with Post-LN as values of an experiment)
 and the presets (nn/presets.cpp, which name placements as values) are excepted.
 """
-import os
 import re
 import sys
+
+from source_scan import matching_lines
 
 PATTERN = re.compile(r"case NormPlacement::|[=!]=\s*NormPlacement::|norm_placement\s*[=!]=|"
                      r"placement\s*[=!]=\s*\"(post|pre|none|sandwich|deepnorm|admin|mix_ln|b2t)\"")
@@ -22,17 +23,8 @@ EXCEPTED = {"nn/placement.cpp", "nn/presets.cpp"}
 
 def main():
     root = sys.argv[1]
-    problems = []
-    for library in LIBRARIES:
-        for folder, _, names in os.walk(os.path.join(root, library)):
-            for name in sorted(names):
-                path = os.path.relpath(os.path.join(folder, name), root)
-                if not name.endswith((".cpp", ".h", ".cu")) or path in EXCEPTED:
-                    continue
-                with open(os.path.join(root, path), encoding="utf-8") as f:
-                    for number, line in enumerate(f, 1):
-                        if PATTERN.search(line.split("//")[0]):
-                            problems.append(f"{path}:{number}: branches on a placement: {line.strip()}")
+    problems = [f"{path}:{number}: branches on a placement: {line}"
+                for path, number, line in matching_lines(root, PATTERN, LIBRARIES, EXCEPTED)]
     for p in problems:
         print(p)
     print(f"{len(problems)} branch(es) on a placement outside its table" if problems else "no branch on a placement")

@@ -10,9 +10,10 @@ on a search of a string for a fragment of a parameter name ("norm", "emb", ".bia
 sources. Readers of files whose columns are parameter names (plot/) parse those columns, and are
 excepted, as are the Hugging Face converters (hf/), which map another library's names to ours.
 """
-import os
 import re
 import sys
+
+from source_scan import matching_lines
 
 FRAGMENTS = r"(norm|emb|bias|weight|lm_head|head|blocks|encoder|decoder|attn|cross_attn|ffn|moe|experts|w1|w2|w3)"
 PATTERN = re.compile(r"\b(find|rfind|starts_with|ends_with)\(\s*\"[.]?" + FRAGMENTS + r"[.\"]")
@@ -22,17 +23,8 @@ LIBRARIES = ["core", "autograd", "nn", "optim", "config", "data", "io", "stats",
 
 def main():
     root = sys.argv[1]
-    problems = []
-    for library in LIBRARIES:
-        for folder, _, names in os.walk(os.path.join(root, library)):
-            for name in sorted(names):
-                path = os.path.relpath(os.path.join(folder, name), root)
-                if not name.endswith((".cpp", ".h", ".cu")):
-                    continue
-                with open(os.path.join(root, path), encoding="utf-8") as f:
-                    for number, line in enumerate(f, 1):
-                        if PATTERN.search(line.split("//")[0]):
-                            problems.append(f"{path}:{number}: reads a role from a name: {line.strip()}")
+    problems = [f"{path}:{number}: reads a role from a name: {line}"
+                for path, number, line in matching_lines(root, PATTERN, LIBRARIES)]
     for p in problems:
         print(p)
     print(f"{len(problems)} role(s) read from names" if problems else "no role read from a name")
